@@ -1,0 +1,701 @@
+/**
+ * The agent loop (LARIK-REFERENCE §2). `run(prompt)` runs one turn and returns its events:
+ * model rounds until a response has no tool calls (at most `max_turns`), tools authorized in
+ * order and executed in batches, every tool_use answered exactly once, the transcript appended
+ * as it goes. One turn at a time; the loop knows nothing of any UI.
+ */
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { AgentEventSchema, type AgentEvent, type PermissionAnswer, type StopReason, type UsageInfo } from "./events.js";
+import type { Host } from "./host.js";
+import { Channel } from "./channel.js";
+import { PluginError, type ToolCallInfo } from "./hooks.js";
+import { PermissionChecker, type PermissionMode, PERMISSION_MODES } from "./permission.js";
+import {
+  addUsage,
+  emptyUsage,
+  ProviderError,
+  type Block,
+  type Effort,
+  type Message,
+  type Provider,
+  type ToolResultBlock,
+  type ToolUseBlock,
+  type Usage,
+} from "./types.js";
+import { dropNulls, invalidArguments, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
+import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
+import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, resolveModel, catalogEntry } from "./models.js";
+import { noCheckpoints, type CheckpointStore } from "./checkpoint.js";
+import { capOutput, toSafeText } from "./output.js";
+import { buildSystemPrompt } from "./prompt.js";
+import { dataDir } from "./paths.js";
+import { updatePrivateProjectSettings } from "./config.js";
+
+export interface AgentOptions {
+  host: Host;
+  /** A model spec (`provider/model`, bare id or role); default from settings or keys. */
+  model?: string;
+  /** A ready provider (embedding, tests); skips spec resolution. Needs `model`. */
+  provider?: Provider;
+  mode?: PermissionMode;
+  effort?: Effort;
+  /** Resume this session id (or unique prefix). */
+  resume?: string;
+  /** Continue the newest session of this directory. */
+  continue?: boolean;
+  /** With resume/continue: branch into a new session instead of appending. */
+  fork?: boolean;
+  /** Model rounds per turn (settings `max_turns`, default 200). */
+  maxTurns?: number;
+  checkpoints?: CheckpointStore;
+  /** Label for forwarded subagent events. */
+  label?: string;
+}
+
+const INTERRUPTED = "interrupted by user";
+const DEFAULT_MAX_TURNS = 200;
+const MAX_STOP_BLOCKS = 5;
+
+/** An in-memory session for hosts without a store. */
+class MemorySession implements SessionHandle {
+  readonly id: string;
+  readonly location = "(memory)";
+  readonly meta: SessionMeta;
+  readonly warnings: string[] = [];
+  #entries: SessionEntry[] = [];
+  constructor(meta: SessionMeta) {
+    this.meta = meta;
+    this.id = `mem-${Date.now().toString(36)}`;
+    this.append({ type: "meta", meta });
+  }
+  entries() {
+    return this.#entries;
+  }
+  append(entry: NewEntry): SessionEntry {
+    const prev = this.#entries[this.#entries.length - 1];
+    const full = { ...entry, id: `${this.id}-${this.#entries.length}`, parent_id: prev?.id ?? null, ts: new Date().toISOString() } as SessionEntry;
+    this.#entries.push(full);
+    return full;
+  }
+  async close() {}
+}
+
+class Tracker implements FileTracker {
+  #reads = new Map<string, number>();
+  recordRead(p: string, m: number) {
+    this.#reads.set(p, m);
+  }
+  lastRead(p: string) {
+    return this.#reads.get(p);
+  }
+}
+
+interface PendingPermission {
+  resolve(a: PermissionAnswer): void;
+  suggested?: string;
+}
+
+export class Agent {
+  readonly host: Host;
+  session: SessionHandle;
+  provider: Provider;
+  /** Provider name and model id as used in specs. */
+  providerName: string;
+  model: string;
+  effort?: Effort;
+  readonly checker: PermissionChecker;
+  readonly checkpoints: CheckpointStore;
+  readonly files: FileTracker = new Tracker();
+  readonly label?: string;
+  /** The active context sent to the model. */
+  messages: Message[] = [];
+  /** Notes queued for the next user message (`<system-note>`). */
+  readonly notes: string[] = [];
+  /** Frozen per fresh context (invariant 1). */
+  #system?: string;
+  #tools?: AnyTool[];
+  #running?: AbortController;
+  #pending = new Map<string, PendingPermission>();
+  #permSeq = 0;
+  #closeFns: (() => void)[] = [];
+  /** Set while a fresh context still owes its `sessionStart` hook. */
+  #contextSource: "startup" | "resume" | "clear" | undefined = "startup";
+  readonly maxTurns: number;
+  /** Session totals by `provider/model`. */
+  readonly usageByModel = new Map<string, { usage: Usage; requests: number }>();
+  /** Prompt size of the last request (tokens). */
+  lastContextTokens = 0;
+  #contextWindow?: number;
+
+  private constructor(opts: {
+    host: Host;
+    session: SessionHandle;
+    provider: Provider;
+    providerName: string;
+    model: string;
+    effort?: Effort;
+    mode: PermissionMode;
+    maxTurns: number;
+    checkpoints: CheckpointStore;
+    label?: string;
+  }) {
+    this.host = opts.host;
+    this.session = opts.session;
+    this.provider = opts.provider;
+    this.providerName = opts.providerName;
+    this.model = opts.model;
+    this.effort = opts.effort;
+    this.maxTurns = opts.maxTurns;
+    this.checkpoints = opts.checkpoints;
+    this.label = opts.label;
+    const perms = (opts.host.settings.permissions ?? {}) as { allow?: string[]; deny?: string[] };
+    this.checker = new PermissionChecker({
+      mode: opts.mode,
+      allow: perms.allow,
+      deny: perms.deny,
+      cwd: opts.host.cwd,
+      projectRoot: opts.host.projectRoot,
+      sandboxed: false,
+    });
+  }
+
+  /**
+   * Resolves the model, opens (or creates, resumes, forks) the session and rebuilds its context.
+   * @throws ConfigError with a one-line message for a bad spec, a missing key, a bad mode.
+   */
+  static async open(opts: AgentOptions): Promise<Agent> {
+    const { host } = opts;
+    const s = host.settings;
+    const mode = opts.mode ?? (s.mode as PermissionMode | undefined) ?? "default";
+    if (!PERMISSION_MODES.includes(mode)) {
+      throw new ConfigError(`unknown mode "${mode}": use one of ${PERMISSION_MODES.join(", ")}`);
+    }
+    const store = host.sessionStore;
+    let prior: SessionHandle | undefined;
+    if ((opts.resume || opts.continue) && !store) throw new ConfigError("cannot resume: no session store plugin is loaded");
+    if (opts.fork && !opts.resume && !opts.continue) throw new ConfigError("--fork needs a session to branch from: add -c or --resume <id>");
+    if (store && (opts.resume || opts.continue)) {
+      let id = opts.resume;
+      if (!id) {
+        const list = await store.list(host.cwd);
+        if (!list.length) throw new ConfigError(`no session to continue in ${host.cwd}: start one without -c`);
+        id = list[0]!.id;
+      }
+      prior = opts.fork ? await store.fork(host.cwd, id) : await store.open(host.cwd, id);
+    }
+    let spec = opts.model;
+    if (!spec && prior) spec = `${prior.meta.provider}/${prior.meta.model}`;
+    let provider: Provider;
+    let providerName: string;
+    let model: string;
+    if (opts.provider) {
+      provider = opts.provider;
+      providerName = opts.provider.name;
+      model = spec?.includes("/") ? spec.slice(spec.indexOf("/") + 1) : (spec ?? "scripted");
+    } else {
+      const r = resolveModel(spec, host.providers, s, host.env);
+      provider = await r.factory.create(r.config);
+      providerName = r.provider;
+      model = r.model;
+    }
+    const session =
+      prior ?? (store ? await store.create({ cwd: host.cwd, provider: providerName, model }) : new MemorySession({ cwd: host.cwd, provider: providerName, model }));
+    const maxTurns = opts.maxTurns ?? (typeof s.max_turns === "number" ? s.max_turns : DEFAULT_MAX_TURNS);
+    const agent = new Agent({
+      host,
+      session,
+      provider,
+      providerName,
+      model,
+      effort: opts.effort ?? (s.effort as Effort | undefined),
+      mode,
+      maxTurns,
+      checkpoints: opts.checkpoints ?? noCheckpoints,
+      label: opts.label,
+    });
+    if (prior) {
+      const r = replay(prior.entries());
+      agent.messages = r.messages;
+      for (const [k, v] of r.usageByModel) agent.usageByModel.set(k, v);
+      agent.#contextSource = "resume";
+      for (const w of prior.warnings) agent.notes.push(w);
+    }
+    return agent;
+  }
+
+  /** `provider/model` of the current model. */
+  get spec(): string {
+    return `${this.providerName}/${this.model}`;
+  }
+
+  get running(): boolean {
+    return this.#running !== undefined;
+  }
+
+  /** Queues a note for the next user message. */
+  addNote(text: string): void {
+    this.notes.push(text);
+  }
+
+  /** Registers a callback for when the agent closes. */
+  onClose(fn: () => void): void {
+    this.#closeFns.push(fn);
+  }
+
+  /** Interrupts the running turn, if any. */
+  cancel(): void {
+    this.#running?.abort(new Error(INTERRUPTED));
+  }
+
+  /** Starts a fresh context in the same session (`/clear`). */
+  clear(): void {
+    if (this.running) throw new Error("cannot clear while a turn is running");
+    this.messages = [];
+    this.#system = undefined;
+    this.#tools = undefined;
+    this.#contextSource = "clear";
+    this.session.append({ type: "compaction", summary: "", data: { clear: true } });
+  }
+
+  /** The system prompt and tools of the current context (built on first use). */
+  async context(): Promise<{ system: string; tools: AnyTool[] }> {
+    if (this.#system === undefined || this.#tools === undefined) {
+      const tools = await this.host.hooks.loadTools.promise([...this.host.tools.list()], { agent: this });
+      this.#tools = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      Object.freeze(this.#tools);
+      this.#system = await buildSystemPrompt(this.host);
+    }
+    return { system: this.#system, tools: this.#tools };
+  }
+
+  /**
+   * Answers a `permission_request` exactly once.
+   * @throws Error when the id is unknown or already answered.
+   */
+  respond(requestId: string, answer: PermissionAnswer): void {
+    const p = this.#pending.get(requestId);
+    if (!p) throw new Error(`permission request ${requestId} is unknown or was already answered`);
+    this.#pending.delete(requestId);
+    p.resolve(answer);
+  }
+
+  /** Ids of permission requests waiting for an answer. */
+  get pendingPermissions(): string[] {
+    return [...this.#pending.keys()];
+  }
+
+  /** Runs one turn. Refused (throws) while another turn runs. */
+  run(prompt: string | Block[]): AsyncIterable<AgentEvent> {
+    if (this.#running) throw new Error("a turn is already running: wait for it to finish or cancel it");
+    const ctrl = new AbortController();
+    this.#running = ctrl;
+    const ch = new Channel<AgentEvent>();
+    const emit = (e: AgentEvent) => this.#emit(ch, e);
+    void this.#turn(prompt, ctrl.signal, emit)
+      .then((reason) => emit({ type: "done", stop_reason: reason }))
+      .catch((err: unknown) => {
+        emit({ type: "error", text: errorText(err) });
+        emit({ type: "done", stop_reason: "error" });
+      })
+      .finally(() => {
+        for (const [, p] of this.#pending) p.resolve({ allow: false, reason: "the turn ended before an answer" });
+        this.#pending.clear();
+        this.#running = undefined;
+        ch.close();
+      });
+    return ch;
+  }
+
+  #emit(ch: Channel<AgentEvent>, e: AgentEvent): void {
+    if (this.label && !e.agent) e = { ...e, agent: this.label };
+    const parsed = AgentEventSchema.safeParse(e);
+    if (!parsed.success) throw new Error(`kernel bug: invalid ${e.type} event: ${parsed.error.message}`);
+    try {
+      this.host.hooks.event.call(e, this);
+    } catch (err) {
+      ch.push({ type: "notice", text: errorText(err) });
+    }
+    ch.push(e);
+  }
+
+  #append(entry: NewEntry): void {
+    this.session.append(entry);
+  }
+
+  async #turn(prompt: string | Block[], signal: AbortSignal, emit: (e: AgentEvent) => void): Promise<StopReason> {
+    const { tools } = await this.context();
+    const hooks = this.host.hooks;
+    if (this.#contextSource !== undefined) {
+      const source = this.#contextSource;
+      const extra: string[] = [];
+      await hooks.sessionStart.promise({ agent: this, source, addContext: (t) => extra.push(t) });
+      this.notes.push(...extra);
+      this.#contextSource = undefined;
+    }
+    const text = typeof prompt === "string" ? prompt : prompt.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("\n");
+    const context: string[] = [];
+    const decision = await hooks.userPromptSubmit.promise({ agent: this, prompt: text, addContext: (t) => context.push(t) });
+    if (decision) {
+      emit({ type: "notice", text: `prompt ${decision.action === "block" ? "blocked" : "stopped"} by a hook: ${decision.reason}` });
+      return decision.action === "block" ? "blocked" : "hook_stopped";
+    }
+    await this.checkpoints.beginTurn();
+    const blocks: Block[] = [];
+    const notes = this.notes.splice(0);
+    if (notes.length) blocks.push({ type: "text", text: notes.map((n) => `<system-note>${n}</system-note>`).join("\n") });
+    for (const c of context) blocks.push({ type: "text", text: `<hook-context source="UserPromptSubmit">${c}</hook-context>` });
+    if (typeof prompt === "string") blocks.push({ type: "text", text: prompt });
+    else blocks.push(...prompt);
+    this.#appendMessage({ role: "user", blocks });
+
+    let stopBlocks = 0;
+    for (let round = 0; round < this.maxTurns; round++) {
+      if (signal.aborted) return "interrupted";
+      const res = await this.#request(tools, signal, emit);
+      if (res.kind === "interrupted") return "interrupted";
+      if (res.kind === "error") return "error";
+      const uses = res.message.blocks.filter((b): b is ToolUseBlock => b.type === "tool_use");
+      if (uses.length === 0) {
+        if (res.stop === "max_tokens") return "max_tokens";
+        if (res.stop === "refusal") return "refusal";
+        const hook = this.label ? hooks.subagentStop : hooks.stop;
+        const lastText = res.message.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
+        const d = await hook.promise({ agent: this, stop_hook_active: stopBlocks > 0, last_text: lastText });
+        if (d?.action === "halt") return "hook_stopped";
+        if (d?.action === "block" && stopBlocks < MAX_STOP_BLOCKS) {
+          stopBlocks++;
+          this.#appendMessage({ role: "user", blocks: [{ type: "text", text: `<hook-feedback source="Stop">${d.reason}</hook-feedback>` }] });
+          continue;
+        }
+        return "end_turn";
+      }
+      const halted = await this.#runTools(uses, tools, signal, emit);
+      if (signal.aborted) return "interrupted";
+      if (halted) return "hook_stopped";
+    }
+    emit({ type: "notice", text: `stopped after ${this.maxTurns} model rounds (max_turns)` });
+    return "max_turns";
+  }
+
+  #appendMessage(m: Message, usage?: Usage): void {
+    pushMerged(this.messages, m);
+    this.#append({ type: "message", message: m, usage, model: usage ? this.spec : undefined });
+  }
+
+  /** Streams one model request; stores the assembled assistant message. */
+  async #request(
+    tools: AnyTool[],
+    signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
+  ): Promise<
+    | { kind: "ok"; message: Message; stop: string }
+    | { kind: "interrupted" }
+    | { kind: "error" }
+  > {
+    const { system } = await this.context();
+    const messages = repairToolResults(this.messages);
+    const entry = catalogEntry(this.host.providers, this.host.settings, this.providerName, this.model);
+    const started = Date.now();
+    let firstOutput: number | undefined;
+    let partial = "";
+    try {
+      for await (const ev of this.provider.stream({
+        model: this.model,
+        system,
+        tools: tools.map(toolSpec),
+        messages,
+        max_tokens: entry?.max_output,
+        effort: this.effort,
+        session_id: this.session.id,
+        signal,
+      })) {
+        if (ev.type === "text_delta") {
+          firstOutput ??= Date.now();
+          partial += ev.text;
+          emit({ type: "text_delta", text: ev.text });
+        } else if (ev.type === "thinking_delta") {
+          emit({ type: "thinking_delta", text: ev.text });
+        } else if (ev.type === "tool_use_start") {
+          firstOutput ??= Date.now();
+          emit({ type: "tool_call_streaming", tool_id: ev.id, tool_name: ev.name });
+        } else if (ev.type === "notice") {
+          emit({ type: "notice", text: ev.text });
+        } else if (ev.type === "done") {
+          const thinkingMs = (firstOutput ?? Date.now()) - started;
+          const message: Message = {
+            ...ev.message,
+            model: ev.message.model ?? this.model,
+            blocks: ev.message.blocks.map((b) => (b.type === "thinking" && b.duration_ms === undefined ? { ...b, duration_ms: thinkingMs } : b)),
+          };
+          this.#appendMessage(message, ev.usage);
+          emit({ type: "assistant_message", message });
+          emit({ type: "usage", usage: this.#usageInfo(ev.usage, message.model ?? this.model, Date.now() - started, firstOutput ? firstOutput - started : undefined) });
+          if (ev.stop_reason === "error") {
+            emit({ type: "error", text: "the model stopped with an error" });
+            return { kind: "error" };
+          }
+          return { kind: "ok", message, stop: ev.stop_reason };
+        }
+      }
+      throw new ProviderError({ provider: this.providerName, kind: "truncated", message: "the response ended without a final message" });
+    } catch (err) {
+      if (signal.aborted) {
+        const blocks: Block[] = [];
+        if (partial) blocks.push({ type: "text", text: partial });
+        blocks.push({ type: "text", text: `[${INTERRUPTED}]` });
+        this.#appendMessage({ role: "assistant", blocks, model: this.model });
+        return { kind: "interrupted" };
+      }
+      if (partial) this.#appendMessage({ role: "assistant", blocks: [{ type: "text", text: partial }, { type: "text", text: "[response cut off by an error]" }], model: this.model });
+      emit({ type: "error", text: errorText(err) });
+      return { kind: "error" };
+    }
+  }
+
+  #usageInfo(turn: Usage, answeredBy: string, requestMs: number, ttft?: number): UsageInfo {
+    const key = answeredBy.includes("/") ? answeredBy : `${this.providerName}/${answeredBy}`;
+    const cur = this.usageByModel.get(key) ?? { usage: emptyUsage(), requests: 0 };
+    cur.usage = addUsage(cur.usage, turn);
+    cur.requests++;
+    this.usageByModel.set(key, cur);
+    let total = emptyUsage();
+    let cost: number | null = 0;
+    const byModel: NonNullable<UsageInfo["by_model"]> = {};
+    for (const [k, v] of this.usageByModel) {
+      total = addUsage(total, v.usage);
+      const slash = k.indexOf("/");
+      const e = catalogEntry(this.host.providers, this.host.settings, k.slice(0, slash), k.slice(slash + 1));
+      const c = costOf(v.usage, e);
+      byModel[k] = { usage: v.usage, cost_usd: c, requests: v.requests };
+      cost = cost === null || c === null ? (c === null && cost === 0 && this.usageByModel.size === 1 ? null : cost) : cost + c;
+    }
+    const entry = catalogEntry(this.host.providers, this.host.settings, this.providerName, this.model);
+    this.lastContextTokens = turn.input + turn.cache_read + turn.cache_write;
+    return {
+      model: key,
+      turn,
+      total,
+      cost_usd: cost,
+      request_cost_usd: costOf(turn, entry),
+      context_tokens: this.lastContextTokens,
+      context_window: this.contextWindow(),
+      request_ms: requestMs,
+      ttft_ms: ttft,
+      by_model: byModel,
+    };
+  }
+
+  /** The context window in tokens: provider-reported, else catalog, else 128k. */
+  contextWindow(): number {
+    if (this.#contextWindow) return this.#contextWindow;
+    const e = catalogEntry(this.host.providers, this.host.settings, this.providerName, this.model);
+    return e?.context_window ?? DEFAULT_CONTEXT_WINDOW;
+  }
+
+  /** Authorizes every call in order, then executes batches; appends one tool_result message. */
+  async #runTools(uses: ToolUseBlock[], tools: AnyTool[], signal: AbortSignal, emit: (e: AgentEvent) => void): Promise<boolean> {
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    const results: (ToolResultBlock | undefined)[] = new Array(uses.length);
+    let halt: string | undefined;
+    type Approved = { index: number; use: ToolUseBlock; tool: AnyTool; input: unknown; info: ToolCallInfo };
+    const approved: Approved[] = [];
+    for (let i = 0; i < uses.length; i++) {
+      const use = uses[i]!;
+      if (signal.aborted) break;
+      const r = await this.#authorize(use, byName.get(use.name), tools, signal, emit, (reason) => (halt ??= reason));
+      if ("result" in r) {
+        results[i] = r.result;
+        emit({ type: "tool_start", tool_id: use.id, tool_name: use.name, input: use.input });
+        emit({ type: "tool_end", tool_id: use.id, tool_name: use.name, input: use.input, output: r.result.content, is_error: true });
+      } else approved.push({ index: i, use, tool: r.tool, input: r.input, info: r.info });
+    }
+    // Execute: consecutive parallel-safe calls run together; others alone.
+    let k = 0;
+    while (k < approved.length && !signal.aborted) {
+      const batch = [approved[k]!];
+      const safe = (a: Approved) => a.tool.kind === "read" || a.tool.concurrencySafe === true;
+      if (safe(batch[0]!)) while (k + batch.length < approved.length && safe(approved[k + batch.length]!)) batch.push(approved[k + batch.length]!);
+      k += batch.length;
+      await Promise.all(
+        batch.map(async (a) => {
+          results[a.index] = await this.#execute(a.use, a.tool, a.input, a.info, signal, emit);
+        }),
+      );
+    }
+    const blocks: ToolResultBlock[] = uses.map(
+      (u, i) => results[i] ?? { type: "tool_result", id: u.id, content: INTERRUPTED, is_error: true },
+    );
+    this.#appendMessage({ role: "user", blocks });
+    if (halt) emit({ type: "notice", text: `turn stopped by a hook: ${halt}` });
+    return halt !== undefined;
+  }
+
+  async #authorize(
+    use: ToolUseBlock,
+    tool: AnyTool | undefined,
+    tools: AnyTool[],
+    signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
+    onHalt: (reason: string) => void,
+  ): Promise<{ result: ToolResultBlock } | { tool: AnyTool; input: unknown; info: ToolCallInfo }> {
+    const fail = (content: string): { result: ToolResultBlock } => ({ result: { type: "tool_result", id: use.id, content, is_error: true } });
+    if (!tool) return fail(`unknown tool "${use.name}": available tools are ${tools.map((t) => t.name).join(", ")}`);
+    if (use.raw_input !== undefined) {
+      return fail(`INVALID_JSON: the arguments of ${use.name} were not complete JSON (${truncate(use.raw_input, 200)}). Resend the call with the complete JSON arguments.`);
+    }
+    let parsed = tool.input.safeParse(dropNulls(use.input));
+    if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
+    let input = parsed.data;
+    const info: ToolCallInfo = { agent: this, tool, tool_use_id: use.id, input, halt: onHalt };
+    let hook: { decision: "allow" | "deny" | "ask"; reason?: string } | undefined;
+    try {
+      const d = await this.host.hooks.preToolUse.promise(info);
+      if (d?.updatedInput !== undefined) {
+        parsed = tool.input.safeParse(dropNulls(d.updatedInput));
+        if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
+        input = parsed.data;
+        info.input = input;
+      }
+      if (d?.decision) hook = { decision: d.decision, reason: d.reason };
+    } catch (err) {
+      return fail(`blocked: ${errorText(err)}`);
+    }
+    const decision = this.checker.decide({
+      tool: tool.name,
+      kind: tool.kind,
+      input,
+      subject: tool.subject?.(input),
+      writePaths: tool.writePaths?.(input),
+      unsandboxed: (input as { sandbox?: boolean })?.sandbox === false,
+      hook,
+    });
+    if (decision.decision === "deny") return fail(`permission denied: ${decision.reason}`);
+    if (decision.decision === "ask") {
+      const request_id = `perm-${++this.#permSeq}`;
+      const answer = await new Promise<PermissionAnswer>((resolve) => {
+        this.#pending.set(request_id, { resolve, suggested: decision.suggested_rule });
+        const onAbort = () => {
+          if (this.#pending.delete(request_id)) resolve({ allow: false, reason: INTERRUPTED });
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        emit({
+          type: "permission_request",
+          request_id,
+          tool_id: use.id,
+          tool_name: tool.name,
+          input,
+          suggested_rule: decision.suggested_rule,
+          cwd: this.host.cwd,
+          reason: decision.reason,
+        });
+      });
+      if (!answer.allow) {
+        return fail(answer.reason ? `the user denied this call: ${answer.reason}` : "the user denied this call");
+      }
+      if (answer.always && decision.suggested_rule) await this.#saveAlways(decision.suggested_rule, emit);
+    }
+    return { tool, input, info };
+  }
+
+  async #saveAlways(rule: string, emit: (e: AgentEvent) => void): Promise<void> {
+    this.checker.addAllowRule(rule);
+    try {
+      await updatePrivateProjectSettings(this.host.cwd, (cur) => {
+        const perms = (cur.permissions ?? {}) as { allow?: string[] };
+        const allow = [...new Set([...(perms.allow ?? []), rule])];
+        return { ...cur, permissions: { ...perms, allow } };
+      }, this.host.env);
+    } catch (err) {
+      emit({ type: "notice", text: `"always allow ${rule}" holds for this session only: ${errorText(err)}` });
+    }
+  }
+
+  async #execute(
+    use: ToolUseBlock,
+    tool: AnyTool,
+    input: unknown,
+    info: ToolCallInfo,
+    signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
+  ): Promise<ToolResultBlock> {
+    emit({ type: "tool_start", tool_id: use.id, tool_name: tool.name, input });
+    const ctx: ToolContext = {
+      cwd: this.host.cwd,
+      projectRoot: this.host.projectRoot,
+      signal,
+      sessionId: this.session.id,
+      toolUseId: use.id,
+      files: this.files,
+      checkpoint: (p) => this.checkpoints.capture(p),
+      sandbox: undefined,
+      notice: (text) => emit({ type: "notice", text }),
+      sidecarDir: async () => {
+        const dir = join(dataDir(this.host.env), "sidecars", this.session.id);
+        await mkdir(dir, { recursive: true, mode: 0o700 });
+        return dir;
+      },
+      settings: this.host.settings,
+    };
+    let result: ToolResult;
+    try {
+      result = await tool.run(input, ctx);
+    } catch (err) {
+      result = { content: signal.aborted ? INTERRUPTED : `${tool.name} failed: ${errorText(err)}`, is_error: true };
+    }
+    try {
+      result = await this.host.hooks.postToolUse.promise(result, info);
+    } catch (err) {
+      emit({ type: "notice", text: errorText(err) });
+    }
+    const safe = toSafeText(result.content);
+    let content = safe.text;
+    if (safe.replaced) content += "\n[note: invalid UTF-8 or NUL bytes in the output were replaced]";
+    content = capOutput(content).text;
+    emit({ type: "tool_end", tool_id: use.id, tool_name: tool.name, input, output: content, display: result.display, is_error: result.is_error ?? false });
+    const block: ToolResultBlock = { type: "tool_result", id: use.id, content, is_error: result.is_error || undefined };
+    if (result.images?.length) block.images = result.images;
+    if (!block.is_error) delete block.is_error;
+    return block;
+  }
+
+  /** Fires `sessionEnd` and closes the session. */
+  async close(reason = "exit"): Promise<void> {
+    this.cancel();
+    try {
+      await this.host.hooks.sessionEnd.promise({ agent: this, reason });
+    } catch {
+      // a failing SessionEnd hook must not keep the session open
+    }
+    await this.session.close();
+    for (const fn of this.#closeFns.splice(0)) fn();
+  }
+
+  /** Messages for display (every message ever written). */
+  history(): Message[] {
+    return replay(this.session.entries()).all;
+  }
+
+  /** Prompt indexes (turn boundaries) of the display history. */
+  prompts(): { index: number; text: string }[] {
+    return this.history()
+      .map((m, index) => ({ m, index }))
+      .filter(({ m }) => isPrompt(m))
+      .map(({ m, index }) => ({ index, text: m.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("") }));
+  }
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}
+
+/** One line describing an error, with the plugin name when a plugin raised it. */
+export function errorText(err: unknown): string {
+  if (err instanceof PluginError) return err.message;
+  if (err instanceof ProviderError) {
+    const status = err.status ? ` (HTTP ${err.status})` : "";
+    return `${err.provider}${status}: ${err.message}`;
+  }
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

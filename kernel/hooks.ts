@@ -1,0 +1,176 @@
+/**
+ * The hook points (DESIGN.md hook table). Each is a tapable hook whose class states its
+ * semantics: series vs parallel, bail (first non-undefined result ends the call), waterfall
+ * (each tap transforms the value). Only the kernel calls them. Taps registered through a
+ * plugin context return a disposer, and an error thrown by a tap is re-raised as a
+ * {@link PluginError} naming the plugin and the hook.
+ */
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncHook } from "tapable";
+import type { AgentEvent } from "./events.js";
+import type { AnyTool, ToolResult } from "./tools.js";
+import type { Agent } from "./agent.js";
+import type { Disposer } from "./registry.js";
+
+/** An error raised inside a plugin, labelled with the plugin and the hook (or `setup`). */
+export class PluginError extends Error {
+  readonly plugin: string;
+  readonly hook: string;
+  override readonly cause: unknown;
+  constructor(plugin: string, hook: string, cause: unknown) {
+    const msg = cause instanceof Error ? cause.message : String(cause);
+    super(`plugin "${plugin}" failed in ${hook}: ${msg}`);
+    this.name = "PluginError";
+    this.plugin = plugin;
+    this.hook = hook;
+    this.cause = cause;
+  }
+}
+
+/** Passed to `systemPrompt` taps. */
+export interface SystemPromptInfo {
+  cwd: string;
+  projectRoot: string;
+  /** True for subagents with `context: minimal`. */
+  minimal?: boolean;
+}
+
+/** Passed to `sessionStart` taps; `addContext` text reaches the model as a `<system-note>`. */
+export interface SessionStartInfo {
+  agent: Agent;
+  source: "startup" | "resume" | "clear";
+  addContext(text: string): void;
+}
+
+export interface SessionEndInfo {
+  agent: Agent;
+  reason: string;
+}
+
+/** Passed to `userPromptSubmit` taps; `addContext` text is sent with the prompt. */
+export interface PromptInfo {
+  agent: Agent;
+  prompt: string;
+  addContext(text: string): void;
+}
+/** `block` refuses the prompt (stop reason `blocked`); `halt` ends the turn (`hook_stopped`). */
+export type PromptDecision = { action: "block" | "halt"; reason: string };
+
+/** One tool call as hooks see it. */
+export interface ToolCallInfo {
+  agent: Agent;
+  tool: AnyTool;
+  tool_use_id: string;
+  input: unknown;
+  /** Set by `postToolUse` taps to end the turn after this round (`hook_stopped`). */
+  halt(reason: string): void;
+}
+/**
+ * A `preToolUse` decision. `deny` wins over everything but the project boundary; `allow` skips
+ * the mode and allow rules but not deny rules; `ask` forces a prompt. `updatedInput` replaces
+ * the call's input (it is validated again).
+ */
+export interface PreToolDecision {
+  decision?: "allow" | "deny" | "ask";
+  reason?: string;
+  updatedInput?: unknown;
+}
+
+export interface StopInfo {
+  agent: Agent;
+  /** True when a stop hook already sent the agent back in this turn. */
+  stop_hook_active: boolean;
+  last_text: string;
+}
+/** `block` sends `reason` back to the model as feedback and continues (at most 5 times). */
+export type StopDecision = { action: "block"; reason: string } | { action: "halt"; reason: string };
+
+export interface CompactInfo {
+  agent: Agent;
+  trigger: "auto" | "manual" | "overflow";
+}
+
+/** The hook points of one host. */
+export function createHooks() {
+  return {
+    /** Once per fresh context: transforms the list of system prompt sections. */
+    systemPrompt: new AsyncSeriesWaterfallHook<[string[], SystemPromptInfo]>(["sections", "info"], "systemPrompt"),
+    /** Once per fresh context: transforms the tool list (then sorted and frozen). */
+    loadTools: new AsyncSeriesWaterfallHook<[AnyTool[], { agent: Agent }]>(["tools", "info"], "loadTools"),
+    sessionStart: new AsyncSeriesHook<[SessionStartInfo]>(["info"], "sessionStart"),
+    sessionEnd: new AsyncSeriesHook<[SessionEndInfo]>(["info"], "sessionEnd"),
+    userPromptSubmit: new AsyncSeriesBailHook<[PromptInfo], PromptDecision | undefined>(["info"], "userPromptSubmit"),
+    preToolUse: new AsyncSeriesBailHook<[ToolCallInfo], PreToolDecision | undefined>(["info"], "preToolUse"),
+    postToolUse: new AsyncSeriesWaterfallHook<[ToolResult, ToolCallInfo]>(["result", "info"], "postToolUse"),
+    stop: new AsyncSeriesBailHook<[StopInfo], StopDecision | undefined>(["info"], "stop"),
+    subagentStop: new AsyncSeriesBailHook<[StopInfo], StopDecision | undefined>(["info"], "subagentStop"),
+    preCompact: new AsyncSeriesHook<[CompactInfo]>(["info"], "preCompact"),
+    /** Every event, synchronously (trace, server bus). Must not throw or block. */
+    event: new SyncHook<[AgentEvent, Agent]>(["event", "agent"], "event"),
+  };
+}
+export type Hooks = ReturnType<typeof createHooks>;
+export type HookName = keyof Hooks;
+
+type AnyTapable = {
+  taps: { name: string; fn: unknown }[];
+  tap(opts: { name: string; stage?: number }, fn: (...a: never[]) => unknown): void;
+  tapPromise?(opts: { name: string; stage?: number }, fn: (...a: never[]) => Promise<unknown>): void;
+};
+
+type TapFn<H> = H extends SyncHook<infer A, infer R>
+  ? (...args: A extends unknown[] ? A : never) => R
+  : H extends AsyncSeriesWaterfallHook<infer A, infer R>
+    ? (...args: A extends unknown[] ? A : never) => R | Promise<R>
+    : H extends AsyncSeriesBailHook<infer A, infer R>
+      ? (...args: A extends unknown[] ? A : never) => R | void | Promise<R | void>
+      : H extends AsyncSeriesHook<infer A>
+        ? (...args: A extends unknown[] ? A : never) => void | Promise<void>
+        : never;
+
+/** A plugin's view of one hook point: `tap` registers and returns a disposer. */
+export interface HookTap<H> {
+  tap(fn: TapFn<H>, opts?: { stage?: number }): Disposer;
+}
+export type PluginHooks = { [K in HookName]: HookTap<Hooks[K]> };
+
+/** Builds the per-plugin facade over the host's hooks. */
+export function pluginHooks(hooks: Hooks, plugin: string): PluginHooks {
+  const out = {} as Record<string, HookTap<unknown>>;
+  for (const name of Object.keys(hooks) as HookName[]) {
+    const hook = hooks[name] as unknown as AnyTapable;
+    out[name] = {
+      tap(fn: (...args: unknown[]) => unknown, opts?: { stage?: number }) {
+        const isSync = name === "event";
+        const wrapped = isSync
+          ? (...args: unknown[]) => {
+              try {
+                return fn(...args);
+              } catch (err) {
+                throw new PluginError(plugin, `hook "${name}"`, err);
+              }
+            }
+          : async (...args: unknown[]) => {
+              try {
+                return await fn(...args);
+              } catch (err) {
+                if (err instanceof PluginError) throw err;
+                throw new PluginError(plugin, `hook "${name}"`, err);
+              }
+            };
+        const tapOpts = { name: plugin, stage: opts?.stage };
+        if (isSync) hook.tap(tapOpts, wrapped as never);
+        else hook.tapPromise!(tapOpts, wrapped as never);
+        const entry = hook.taps[hook.taps.length - 1];
+        return () => {
+          const i = hook.taps.findIndex((t) => t === entry || t.fn === wrapped);
+          if (i >= 0) {
+            hook.taps.splice(i, 1);
+            // tapable compiles a call function from the taps; drop it so it is rebuilt.
+            (hook as unknown as { _resetCompilation(): void })._resetCompilation();
+          }
+        };
+      },
+    } as HookTap<unknown>;
+  }
+  return out as unknown as PluginHooks;
+}

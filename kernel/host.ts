@@ -1,0 +1,183 @@
+/**
+ * The plugin host: loads plugins in order, owns the registries and hook points, and opens
+ * agents. A plugin that throws in `setup` is reported by name and the host starts without it.
+ */
+import { createHooks, pluginHooks, PluginError, type Hooks } from "./hooks.js";
+import { Registry, type Disposer } from "./registry.js";
+import type { Plugin, PluginContext, PluginRegistry } from "./plugin.js";
+import type { AnyTool } from "./tools.js";
+import type { Command, Frontend, ProviderFactory, Sandbox, Skill } from "./registries.js";
+import type { SessionStore } from "./session.js";
+import type { Settings } from "./config.js";
+import { canonicalDir, gitRoot } from "./paths.js";
+import { Agent, type AgentOptions } from "./agent.js";
+
+export interface HostOptions {
+  /** Plugins in load order (a preset, then config plugins). */
+  plugins: Plugin[];
+  /** Plugin names to leave out. */
+  disable?: string[];
+  cwd?: string;
+  settings?: Settings;
+  env?: NodeJS.ProcessEnv;
+  /** Notices gathered before the host existed (settings warnings). */
+  notices?: string[];
+}
+
+interface Loaded {
+  plugin: Plugin;
+  disposers: Disposer[];
+  onDispose: (() => void | Promise<void>)[];
+}
+
+export class Host {
+  readonly cwd: string;
+  /** The file-tool boundary: the git root, else cwd. */
+  readonly projectRoot: string;
+  readonly settings: Settings;
+  readonly env: NodeJS.ProcessEnv;
+  readonly hooks: Hooks = createHooks();
+  readonly providers = new Registry<ProviderFactory>("providers");
+  readonly tools = new Registry<AnyTool>("tools");
+  readonly frontends = new Registry<Frontend>("frontends");
+  readonly sandboxes = new Registry<Sandbox>("sandboxes");
+  readonly commands = new Registry<Command>("commands");
+  readonly skills = new Registry<Skill>("skills");
+  readonly sessionStores = new Registry<SessionStore>("sessionStores");
+  /** One-line start-up notices (failed plugins, ignored settings). */
+  readonly notices: string[] = [];
+  /** Plugins that failed to load, with the error. */
+  readonly failed: { name: string; error: Error }[] = [];
+  readonly #loaded = new Map<string, Loaded>();
+  readonly #agents = new Set<Agent>();
+
+  private constructor(opts: HostOptions) {
+    this.cwd = canonicalDir(opts.cwd ?? process.cwd());
+    this.projectRoot = gitRoot(this.cwd) ?? this.cwd;
+    this.settings = opts.settings ?? {};
+    this.env = opts.env ?? process.env;
+    this.notices.push(...(opts.notices ?? []));
+  }
+
+  /** Builds a host and loads `opts.plugins` in order. Never throws for a bad plugin. */
+  static async create(opts: HostOptions): Promise<Host> {
+    const host = new Host(opts);
+    const disabled = new Set(opts.disable ?? []);
+    for (const plugin of opts.plugins) {
+      if (disabled.has(plugin.name)) continue;
+      await host.load(plugin);
+    }
+    return host;
+  }
+
+  /** Names of loaded plugins, in load order. */
+  get plugins(): string[] {
+    return [...this.#loaded.keys()];
+  }
+
+  /** Loads one plugin; on failure undoes its partial registrations and records a notice. */
+  async load(plugin: Plugin): Promise<boolean> {
+    if (!plugin || typeof plugin.name !== "string" || typeof plugin.setup !== "function") {
+      const err = new Error("not a plugin: expected definePlugin({ name, setup })");
+      this.failed.push({ name: String((plugin as { name?: unknown })?.name ?? "?"), error: err });
+      this.notices.push(`plugin ${String((plugin as { name?: unknown })?.name ?? "(unnamed)")} skipped: ${err.message}`);
+      return false;
+    }
+    if (this.#loaded.has(plugin.name)) await this.unload(plugin.name);
+    const missing = (plugin.requires ?? []).filter((r) => !this.#loaded.has(r));
+    if (missing.length) {
+      const err = new PluginError(plugin.name, "setup", new Error(`requires ${missing.join(", ")}, which is not loaded`));
+      this.failed.push({ name: plugin.name, error: err });
+      this.notices.push(`${err.message}; started without it`);
+      return false;
+    }
+    const loaded: Loaded = { plugin, disposers: [], onDispose: [] };
+    const reg = <T extends { name: string }>(r: Registry<T>): PluginRegistry<T> => ({
+      register: (value: T) => {
+        const d = r.register(value, plugin.name);
+        loaded.disposers.push(d);
+        return d;
+      },
+    });
+    const hooks = pluginHooks(this.hooks, plugin.name);
+    const trackedHooks = Object.fromEntries(
+      Object.entries(hooks).map(([k, h]) => [
+        k,
+        {
+          tap: (fn: never, o?: { stage?: number }) => {
+            const d = (h as { tap(f: never, o?: unknown): Disposer }).tap(fn, o);
+            loaded.disposers.push(d);
+            return d;
+          },
+        },
+      ]),
+    ) as unknown as PluginContext["hooks"];
+    const ctx: PluginContext = {
+      name: plugin.name,
+      hooks: trackedHooks,
+      providers: reg(this.providers),
+      tools: reg(this.tools),
+      frontends: reg(this.frontends),
+      sandboxes: reg(this.sandboxes),
+      commands: reg(this.commands),
+      skills: reg(this.skills),
+      sessionStores: reg(this.sessionStores),
+      settings: this.settings,
+      cwd: this.cwd,
+      host: this,
+      notice: (text) => this.notices.push(text),
+      onDispose: (fn) => loaded.onDispose.push(fn),
+    };
+    try {
+      await plugin.setup(ctx);
+    } catch (cause) {
+      for (const d of loaded.disposers.reverse()) d();
+      const err = cause instanceof PluginError ? cause : new PluginError(plugin.name, "setup", cause);
+      this.failed.push({ name: plugin.name, error: err });
+      this.notices.push(`${err.message}; started without it`);
+      return false;
+    }
+    this.#loaded.set(plugin.name, loaded);
+    return true;
+  }
+
+  /** Undoes every registration of a plugin and runs its dispose callbacks. */
+  async unload(name: string): Promise<void> {
+    const loaded = this.#loaded.get(name);
+    if (!loaded) return;
+    this.#loaded.delete(name);
+    for (const d of loaded.disposers.reverse()) d();
+    for (const fn of loaded.onDispose.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        this.notices.push(new PluginError(name, "dispose", err).message);
+      }
+    }
+  }
+
+  /** The session store in force (the last registered), or undefined for in-memory sessions. */
+  get sessionStore(): SessionStore | undefined {
+    const list = this.sessionStores.list();
+    return list[list.length - 1];
+  }
+
+  /** Opens an agent on a new, resumed or forked session. */
+  async openAgent(opts: Omit<AgentOptions, "host"> = {}): Promise<Agent> {
+    const agent = await Agent.open({ ...opts, host: this });
+    this.#agents.add(agent);
+    agent.onClose(() => this.#agents.delete(agent));
+    return agent;
+  }
+
+  /** Closes every agent (firing `sessionEnd`) and unloads every plugin, newest first. */
+  async dispose(reason = "exit"): Promise<void> {
+    for (const a of [...this.#agents]) await a.close(reason);
+    for (const name of [...this.#loaded.keys()].reverse()) await this.unload(name);
+  }
+}
+
+/** Builds a host from a list of plugins (a preset) with no front end. */
+export function createHostFromPlugins(opts: HostOptions): Promise<Host> {
+  return Host.create(opts);
+}

@@ -1,0 +1,22 @@
+/**
+ * The kernel's only public entry. Plugins import from here and nowhere else in `kernel/`.
+ */
+export * from "./types.js";
+export * from "./events.js";
+export * from "./tools.js";
+export * from "./registry.js";
+export * from "./registries.js";
+export * from "./hooks.js";
+export * from "./plugin.js";
+export * from "./session.js";
+export * from "./permission.js";
+export * from "./config.js";
+export * from "./models.js";
+export * from "./checkpoint.js";
+export * from "./output.js";
+export * from "./paths.js";
+export * from "./prompt.js";
+export { Channel } from "./channel.js";
+export { Agent, errorText, type AgentOptions } from "./agent.js";
+export { Host, createHostFromPlugins, type HostOptions } from "./host.js";
+export * from "./http.js";

@@ -1,0 +1,80 @@
+/**
+ * Where Larik keeps things (LARIK-REFERENCE §7, §31): config under `$XDG_CONFIG_HOME/larik`
+ * (else `~/.config/larik`), data under `$XDG_DATA_HOME/larik` (else `~/.local/share/larik`).
+ * Per-project names are `<cwd basename>-<16 hex of sha256(canonical cwd)>`.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
+
+/** The config root: `$XDG_CONFIG_HOME/larik` or `~/.config/larik`. */
+export function configDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME || join(env.HOME || homedir(), ".config");
+  return join(base, "larik");
+}
+
+/** The data root: `$XDG_DATA_HOME/larik` or `~/.local/share/larik`. */
+export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  return join(base, "larik");
+}
+
+/** The canonical form of a directory: absolute with symlinks resolved (when it exists). */
+export function canonicalDir(dir: string): string {
+  const abs = resolve(dir);
+  try {
+    return realpathSync(abs);
+  } catch {
+    return abs;
+  }
+}
+
+/** `<basename>-<16 hex of sha256(canonical dir)>`, the per-project folder/file name. */
+export function projectKey(cwd: string): string {
+  const canon = canonicalDir(cwd);
+  const hash = createHash("sha256").update(canon).digest("hex").slice(0, 16);
+  const name = basename(canon).replace(/[^\w.-]/g, "_") || "root";
+  return `${name}-${hash}`;
+}
+
+/** The private per-project settings file (approvals, "always allow" rules). */
+export function privateProjectFile(cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(configDir(env), "projects", `${projectKey(cwd)}.json`);
+}
+
+/** The nearest directory at or above `start` that contains `.git`, or undefined. */
+export function gitRoot(start: string): string | undefined {
+  let dir = canonicalDir(start);
+  for (;;) {
+    if (existsSync(join(dir, ".git"))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
+
+/** Directories from the git root (or `cwd` when not in a repo) down to `cwd`, root first. */
+export function dirsFromRoot(cwd: string): string[] {
+  const canon = canonicalDir(cwd);
+  const root = gitRoot(canon) ?? canon;
+  const out: string[] = [];
+  let dir = canon;
+  for (;;) {
+    out.unshift(dir);
+    if (dir === root) break;
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+  return out;
+}
+
+/** True when `p` exists and is a directory. */
+export function isDir(p: string): boolean {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

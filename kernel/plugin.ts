@@ -1,0 +1,52 @@
+/**
+ * The plugin contract: a plugin is a value with a name, optional `requires` and a cheap
+ * `setup(ctx)` that registers factories and taps. Heavy modules are imported lazily on first use.
+ */
+import type { PluginHooks } from "./hooks.js";
+import type { Disposer } from "./registry.js";
+import type { AnyTool } from "./tools.js";
+import type { Command, Frontend, ProviderFactory, Sandbox, Skill } from "./registries.js";
+import type { SessionStore } from "./session.js";
+import type { Settings } from "./config.js";
+
+/** A registry as one plugin sees it: registrations are owned by the plugin and undoable. */
+export interface PluginRegistry<T> {
+  register(value: T): Disposer;
+}
+
+/** What `setup` receives. Everything registered through it is undone when the plugin unloads. */
+export interface PluginContext {
+  /** This plugin's name. */
+  readonly name: string;
+  readonly hooks: PluginHooks;
+  readonly providers: PluginRegistry<ProviderFactory>;
+  readonly tools: PluginRegistry<AnyTool>;
+  readonly frontends: PluginRegistry<Frontend>;
+  readonly sandboxes: PluginRegistry<Sandbox>;
+  readonly commands: PluginRegistry<Command>;
+  readonly skills: PluginRegistry<Skill>;
+  readonly sessionStores: PluginRegistry<SessionStore>;
+  /** Merged settings of this project (read-only view). */
+  readonly settings: Readonly<Settings>;
+  /** The directory Larik runs in. */
+  readonly cwd: string;
+  /** The host itself, for plugins that drive agents (front ends, the server). */
+  readonly host: import("./host.js").Host;
+  /** A one-line start-up notice (shown as `! …` by headless, a notice row by the TUI). */
+  notice(text: string): void;
+  /** Runs `fn` when the plugin is unloaded or the host disposed. */
+  onDispose(fn: () => void | Promise<void>): void;
+}
+
+export interface Plugin {
+  name: string;
+  description?: string;
+  /** Names of plugins that must be loaded before this one. */
+  requires?: string[];
+  setup(ctx: PluginContext): void | Promise<void>;
+}
+
+/** Identity helper that types a plugin value. */
+export function definePlugin(plugin: Plugin): Plugin {
+  return plugin;
+}

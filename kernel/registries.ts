@@ -1,0 +1,149 @@
+/**
+ * What each registry holds (DESIGN.md, "The plugin contract"). The kernel defines the shapes;
+ * plugins fill them.
+ */
+import type { Provider } from "./types.js";
+import type { Host } from "./host.js";
+import type { Agent } from "./agent.js";
+import type { SessionStore } from "./session.js";
+
+/** A model's catalog entry. Prices in USD per million tokens; windows in tokens. */
+export interface CatalogEntry {
+  /** Provider name that owns the model (`anthropic`, `openai`, ...). */
+  provider: string;
+  /** Model id as the provider knows it. */
+  id: string;
+  context_window?: number;
+  max_output?: number;
+  input_price?: number;
+  output_price?: number;
+  cache_read_price?: number;
+  cache_write_price?: number;
+}
+
+/** Resolved settings of one provider (`providers.<name>` merged with the factory's defaults). */
+export interface ProviderConfig {
+  /** The name users write in specs (`anthropic`, `openrouter`, `my-proxy`). */
+  name: string;
+  base_url?: string;
+  /** The key itself, already resolved from `api_key` or `api_key_env`. */
+  api_key?: string;
+  /** The variable the key was looked up in (for error messages). */
+  api_key_env?: string;
+  context_length?: number;
+  /** Seconds of silence before a stream is abandoned; negative waits forever. */
+  stall_timeout?: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * A provider factory: one per API family or preset. `create` should import the adapter code
+ * lazily so that registering is free.
+ */
+export interface ProviderFactory {
+  name: string;
+  /** The API family for custom `providers.<name>.type` entries; defaults to `name`. */
+  type?: string;
+  /** Environment variables holding the key, first found wins. Empty when no key is needed. */
+  keyEnv?: string[];
+  /** Environment variable that moves the endpoint (`ANTHROPIC_BASE_URL`). */
+  baseUrlEnv?: string[];
+  defaultBaseUrl?: string;
+  /** Default stall timeout in seconds (300; local servers 900). */
+  stallTimeout?: number;
+  /** Known models of this provider. */
+  models?: CatalogEntry[];
+  create(config: ProviderConfig): Provider | Promise<Provider>;
+}
+
+/** One CLI option a front end or command contributes (node:util parseArgs shape). */
+export interface CliOption {
+  type: "boolean" | "string";
+  short?: string;
+  multiple?: boolean;
+  description: string;
+  /** Shown in `--help` after the flag, e.g. `<id-prefix>`. */
+  value?: string;
+}
+
+/** Parsed command line given to a front end. */
+export interface CliArgs {
+  values: Record<string, string | boolean | string[] | undefined>;
+  positionals: string[];
+}
+
+/**
+ * A front end claims a CLI mode and consumes the agent's event stream: the TUI (`default`),
+ * headless (`flag: "print"`, i.e. `-p`) or the server (`subcommand: "serve"`).
+ */
+export interface Frontend {
+  name: string;
+  description: string;
+  /** Claims `larik <subcommand>`. */
+  subcommand?: string;
+  /** Claims the run when this boolean option is set (e.g. `print` for `-p`). */
+  flag?: string;
+  /** Claims a plain interactive run (no subcommand, no claiming flag). */
+  interactive?: boolean;
+  options?: Record<string, CliOption>;
+  /** Runs the front end; resolves to the process exit status. */
+  run(host: Host, args: CliArgs): Promise<number>;
+}
+
+/** How a sandbox backend runs one shell command. */
+export interface SandboxedCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** A sandbox backend for bash (`bubblewrap`, `seatbelt`, `none`). */
+export interface Sandbox {
+  name: string;
+  /** Checks the backend can start here; a failed probe falls back to `none` with `reason`. */
+  probe(): Promise<{ ok: boolean; reason?: string; fix?: string }>;
+  /** Wraps `bash -c <command>` run in `cwd`. */
+  wrap(command: string, opts: { cwd: string; projectRoot: string; env: Record<string, string> }): SandboxedCommand;
+  /** One-line summary for the system prompt and `/sandbox`. */
+  summary?: string;
+}
+
+/** What a slash command receives. */
+export interface CommandContext {
+  host: Host;
+  agent: Agent;
+  /** Text after the command name. */
+  args: string;
+  /** Shows a line to the user (rendered as a notice by every front end). */
+  print(text: string): void;
+}
+
+/** A slash command (`/undo`, `/cost`, a skill, a custom command). */
+export interface Command {
+  name: string;
+  description: string;
+  /** Argument hint such as `[n] [files|keep]`. */
+  args?: string;
+  /** Palette section: `commands`, `skills`, `custom commands`, `MCP prompts`. */
+  section?: string;
+  /** Refused while a turn runs (it changes the model, the context or files). */
+  idleOnly?: boolean;
+  /**
+   * Runs the command. Returning `{ prompt }` sends that text as the user's prompt
+   * (skills and custom commands expand this way).
+   */
+  run(ctx: CommandContext): Promise<void | { prompt: string }>;
+}
+
+/** A discovered skill (`SKILL.md`), loaded on demand. */
+export interface Skill {
+  name: string;
+  description: string;
+  /** Where it was found (shown by `/skills`). */
+  source: string;
+  userInvocable?: boolean;
+  modelInvocable?: boolean;
+  body(): Promise<string>;
+}
+
+export type { SessionStore };

@@ -1,0 +1,60 @@
+/**
+ * A named registry: plugins register values, every registration returns a disposer, and the
+ * host can list or look up what is registered. Later registrations of the same name shadow
+ * earlier ones until disposed (a preset's plugin can be overridden by a config plugin).
+ */
+
+/** Undoes one registration. Calling it twice is harmless. */
+export type Disposer = () => void;
+
+export interface Named {
+  name: string;
+}
+
+export class Registry<T extends Named> {
+  readonly #entries: { value: T; owner: string }[] = [];
+  readonly kind: string;
+  constructor(kind: string) {
+    this.kind = kind;
+  }
+
+  /** Adds `value`; the newest registration of a name wins. `owner` is the plugin name. */
+  register(value: T, owner = "host"): Disposer {
+    const entry = { value, owner };
+    this.#entries.push(entry);
+    return () => {
+      const i = this.#entries.indexOf(entry);
+      if (i >= 0) this.#entries.splice(i, 1);
+    };
+  }
+
+  /** The newest value registered under `name`. */
+  get(name: string): T | undefined {
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const e = this.#entries[i]!;
+      if (e.value.name === name) return e.value;
+    }
+    return undefined;
+  }
+
+  /** The plugin that registered the value now in force under `name`. */
+  ownerOf(name: string): string | undefined {
+    for (let i = this.#entries.length - 1; i >= 0; i--) {
+      const e = this.#entries[i]!;
+      if (e.value.name === name) return e.owner;
+    }
+    return undefined;
+  }
+
+  /** Every name's value in force, in registration order of first appearance. */
+  list(): T[] {
+    const seen = new Map<string, T>();
+    for (const e of this.#entries) if (!seen.has(e.value.name)) seen.set(e.value.name, e.value);
+    return [...seen.keys()].map((k) => this.get(k)!);
+  }
+
+  /** All registrations with their owners (for `--help` and diagnostics). */
+  entries(): { value: T; owner: string }[] {
+    return [...this.#entries];
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * The session store interface and its invariants (LARIK-REFERENCE §7). A session is an
+ * append-only linked list of entries; nothing written is rewritten (invariant 2). Branches
+ * (fork, rewind) are new sessions that copy a prefix ending at a turn boundary (invariant 4).
+ * The JSONL file store is a plugin (`sessions-jsonl`); an embedder may register another.
+ */
+import { z } from "zod";
+import { MessageSchema, UsageSchema, type Message, type Usage } from "./types.js";
+
+export const SessionMetaSchema = z.object({
+  cwd: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  fork_of: z.string().optional(),
+  fork_at: z.number().optional(),
+  title: z.string().optional(),
+});
+export type SessionMeta = z.infer<typeof SessionMetaSchema>;
+
+export const EntryTypeSchema = z.enum(["meta", "message", "compaction", "usage", "decision", "recovery", "task"]);
+export type EntryType = z.infer<typeof EntryTypeSchema>;
+
+/** One line of a session file. `id` is `<session>-<seq>`, `parent_id` the previous entry's id. */
+export const SessionEntrySchema = z.looseObject({
+  id: z.string(),
+  parent_id: z.string().nullable(),
+  type: EntryTypeSchema,
+  ts: z.string(),
+  message: MessageSchema.optional(),
+  usage: UsageSchema.optional(),
+  summary: z.string().optional(),
+  model: z.string().optional(),
+  meta: SessionMetaSchema.optional(),
+  /** Compaction metrics, decision audit data, recovery details. */
+  data: z.record(z.string(), z.unknown()).optional(),
+});
+export type SessionEntry = z.infer<typeof SessionEntrySchema>;
+
+/** What a caller appends; the store fills `id`, `parent_id` and `ts`. */
+export type NewEntry = Omit<SessionEntry, "id" | "parent_id" | "ts">;
+
+/** An open, writable session. One writer per session: a second opener gets a clear error. */
+export interface SessionHandle {
+  readonly id: string;
+  /** Where it lives (a file path for the JSONL store); named in compaction summaries. */
+  readonly location: string;
+  readonly meta: SessionMeta;
+  /** Every entry, oldest first (including those written by this handle). */
+  entries(): readonly SessionEntry[];
+  /** Appends one entry durably, as one write of one whole record. */
+  append(entry: NewEntry): SessionEntry;
+  /** Notices produced when opening (a torn line was recovered, ...). */
+  readonly warnings: readonly string[];
+  close(): Promise<void>;
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  /** ms since epoch of the last write. */
+  updated: number;
+  location: string;
+  fork_of?: string;
+}
+
+/** Persists sessions. `cwd` scopes listing and `-c` to one project directory. */
+export interface SessionStore {
+  name: string;
+  create(meta: SessionMeta): Promise<SessionHandle>;
+  /**
+   * Opens by id or unique id prefix within `cwd`'s sessions. Throws a one-line error for an
+   * unknown or ambiguous prefix (listing the candidates).
+   */
+  open(cwd: string, idOrPrefix: string): Promise<SessionHandle>;
+  /** Sessions of `cwd`, newest first. */
+  list(cwd: string): Promise<SessionSummary[]>;
+  /**
+   * Creates a branch holding the first `keep` messages of `source` (`keep` must be the end or a
+   * prompt index), with `fork_of`/`fork_at` in its meta. The source is never touched.
+   */
+  fork(cwd: string, sourceId: string, keep?: number): Promise<SessionHandle>;
+}
+
+/**
+ * A "prompt" (turn boundary) is a user message with non-empty text, no tool results, not
+ * starting with `<task-notification ` or `<hook-feedback ` (LARIK-REFERENCE §7).
+ */
+export function isPrompt(m: Message): boolean {
+  if (m.role !== "user") return false;
+  if (m.blocks.some((b) => b.type === "tool_result")) return false;
+  const text = m.blocks
+    .filter((b) => b.type === "text" && !b.attachment)
+    .map((b) => (b as { text: string }).text)
+    .join("")
+    .trim();
+  if (!text) return false;
+  const visible = text.replace(/^(<system-note>[\s\S]*?<\/system-note>\s*)+/, "");
+  return !visible.startsWith("<task-notification ") && !visible.startsWith("<hook-feedback ");
+}
+
+/** State rebuilt from a session's entries. */
+export interface Replayed {
+  /** The active context: messages after the latest compaction, consecutive user messages merged. */
+  messages: Message[];
+  /** Every message ever written, for display. */
+  all: Message[];
+  /** Token totals per model (`provider/model` or bare model as stored). */
+  usageByModel: Map<string, { usage: Usage; requests: number }>;
+  compactions: number;
+}
+
+/** Rebuilds context and display history from entries (resume reads exactly what was sent). */
+export function replay(entries: readonly SessionEntry[]): Replayed {
+  let messages: Message[] = [];
+  const all: Message[] = [];
+  const usageByModel = new Map<string, { usage: Usage; requests: number }>();
+  let compactions = 0;
+  for (const e of entries) {
+    if (e.type === "message" && e.message) {
+      all.push(e.message);
+      pushMerged(messages, e.message);
+    } else if (e.type === "compaction" && e.summary !== undefined) {
+      compactions++;
+      messages = [{ role: "user", blocks: [{ type: "text", text: e.summary }] }];
+    }
+    if ((e.type === "message" || e.type === "usage") && e.usage) {
+      const model = e.model ?? e.message?.model ?? "unknown";
+      const cur = usageByModel.get(model) ?? { usage: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, requests: 0 };
+      cur.usage = {
+        input: cur.usage.input + e.usage.input,
+        output: cur.usage.output + e.usage.output,
+        cache_read: cur.usage.cache_read + e.usage.cache_read,
+        cache_write: cur.usage.cache_write + e.usage.cache_write,
+      };
+      cur.requests++;
+      usageByModel.set(model, cur);
+    }
+  }
+  return { messages, all, usageByModel, compactions };
+}
+
+/** Appends `m`, merging it into a trailing user message so roles alternate. */
+export function pushMerged(list: Message[], m: Message): void {
+  const last = list[list.length - 1];
+  if (last && last.role === "user" && m.role === "user") {
+    list[list.length - 1] = { ...last, blocks: [...last.blocks, ...m.blocks] };
+  } else {
+    list.push(m);
+  }
+}
+
+/**
+ * Makes every tool_use answered: a missing tool_result gets an ordered synthetic error in the
+ * next user message, and stray results without a tool_use are dropped (invariant 3). Applied
+ * before any provider serializes a request, so no 400 comes back for a broken history.
+ */
+export function repairToolResults(messages: readonly Message[]): Message[] {
+  const out: Message[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === "assistant") {
+      out.push(m);
+      const uses = m.blocks.filter((b) => b.type === "tool_use").map((b) => (b as { id: string }).id);
+      if (uses.length === 0) continue;
+      const next = messages[i + 1];
+      const results = new Map<string, Message["blocks"][number]>();
+      const rest: Message["blocks"] = [];
+      if (next && next.role === "user") {
+        for (const b of next.blocks) {
+          if (b.type === "tool_result") results.set(b.id, b);
+          else rest.push(b);
+        }
+        i++;
+      }
+      const ordered = uses.map(
+        (id) =>
+          results.get(id) ?? {
+            type: "tool_result" as const,
+            id,
+            content: "interrupted: this tool call was never run (no result was recorded)",
+            is_error: true,
+          },
+      );
+      out.push({ role: "user", blocks: [...ordered, ...rest] });
+    } else {
+      const known = new Set<string>();
+      const prev = out[out.length - 1];
+      if (prev?.role === "assistant") for (const b of prev.blocks) if (b.type === "tool_use") known.add(b.id);
+      const blocks = m.blocks.filter((b) => b.type !== "tool_result" || known.has(b.id));
+      if (blocks.length === 0) continue;
+      pushMerged(out, { ...m, blocks });
+    }
+  }
+  return out;
+}

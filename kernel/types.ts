@@ -1,0 +1,220 @@
+/**
+ * The neutral model types every provider adapter maps to and from.
+ *
+ * Two roles only: tool results are blocks inside user messages (adapters whose API has a
+ * `tool` role split them). `Message.model` and `Block.provider` record which model and
+ * provider produced a block, so vendor state (thinking signatures, opaque reasoning) is
+ * replayed only to the producer (LARIK-REFERENCE §10, invariant 11).
+ *
+ * Field names follow the session file format of LARIK-REFERENCE §7, so a message is
+ * stored exactly as it is held in memory.
+ */
+import { z } from "zod";
+
+/** An image carried in a message or a tool result: base64 `data` with its MIME type. */
+export const ImageSchema = z.object({
+  media_type: z.string(),
+  data: z.string(),
+});
+export type Image = z.infer<typeof ImageSchema>;
+
+/** Plain text. `attachment` names where attached text came from (a path, `!cmd`); display only. */
+export const TextBlockSchema = z.object({
+  type: z.literal("text"),
+  text: z.string(),
+  attachment: z.string().optional(),
+  /** Vendor signature on a text part (Gemini `thoughtSignature`); replayed to the producer only. */
+  signature: z.string().optional(),
+  provider: z.string().optional(),
+});
+/** Model reasoning. `redacted` blocks carry their opaque payload in `signature`. */
+export const ThinkingBlockSchema = z.object({
+  type: z.literal("thinking"),
+  text: z.string(),
+  signature: z.string().optional(),
+  redacted: z.boolean().optional(),
+  /** Time from request sent to first answer text or tool call, in ms. */
+  duration_ms: z.number().optional(),
+  provider: z.string().optional(),
+  /** True for display-only summaries that must never be sent back (Gemini thought summaries). */
+  display_only: z.boolean().optional(),
+});
+/** A call the model asks the agent to run. `input` is the parsed JSON object. */
+export const ToolUseBlockSchema = z.object({
+  type: z.literal("tool_use"),
+  id: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+  signature: z.string().optional(),
+  provider: z.string().optional(),
+  /** Set when the provider delivered arguments that were not valid JSON (kept verbatim). */
+  raw_input: z.string().optional(),
+});
+/** The answer to one tool_use, matched by `id` (the tool_use id). */
+export const ToolResultBlockSchema = z.object({
+  type: z.literal("tool_result"),
+  id: z.string(),
+  content: z.string(),
+  is_error: z.boolean().optional(),
+  images: z.array(ImageSchema).optional(),
+});
+export const ImageBlockSchema = z.object({
+  type: z.literal("image"),
+  media_type: z.string(),
+  data: z.string(),
+  attachment: z.string().optional(),
+});
+/** Vendor state with no neutral meaning (encrypted reasoning); replayed verbatim to the producer. */
+export const OpaqueBlockSchema = z.object({
+  type: z.literal("opaque"),
+  provider: z.string(),
+  raw: z.unknown(),
+});
+
+export const BlockSchema = z.discriminatedUnion("type", [
+  TextBlockSchema,
+  ThinkingBlockSchema,
+  ToolUseBlockSchema,
+  ToolResultBlockSchema,
+  ImageBlockSchema,
+  OpaqueBlockSchema,
+]);
+export type Block = z.infer<typeof BlockSchema>;
+export type TextBlock = z.infer<typeof TextBlockSchema>;
+export type ThinkingBlock = z.infer<typeof ThinkingBlockSchema>;
+export type ToolUseBlock = z.infer<typeof ToolUseBlockSchema>;
+export type ToolResultBlock = z.infer<typeof ToolResultBlockSchema>;
+export type OpaqueBlock = z.infer<typeof OpaqueBlockSchema>;
+
+export const MessageSchema = z.object({
+  role: z.enum(["user", "assistant"]),
+  blocks: z.array(BlockSchema),
+  /** The model that produced an assistant message (after fallback: the one that answered). */
+  model: z.string().optional(),
+});
+export type Message = z.infer<typeof MessageSchema>;
+
+/**
+ * Token counts of one request. `input` excludes cached tokens: the whole prompt is
+ * `input + cache_read + cache_write` tokens.
+ */
+export const UsageSchema = z.object({
+  input: z.number(),
+  output: z.number(),
+  cache_read: z.number(),
+  cache_write: z.number(),
+});
+export type Usage = z.infer<typeof UsageSchema>;
+
+export const emptyUsage = (): Usage => ({ input: 0, output: 0, cache_read: 0, cache_write: 0 });
+
+/** Adds b into a, returning a new object. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    cache_read: a.cache_read + b.cache_read,
+    cache_write: a.cache_write + b.cache_write,
+  };
+}
+
+/** A tool as advertised to a model: JSON Schema of its input (draft 2020-12 subset). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+/** Reasoning effort requested with `--effort` (LARIK-REFERENCE §1). */
+export type Effort = "low" | "medium" | "high" | "xhigh" | "max";
+export const EFFORTS: readonly Effort[] = ["low", "medium", "high", "xhigh", "max"];
+
+/** One model request, provider neutral. */
+export interface ModelRequest {
+  /** Model id as the provider knows it (the part after `provider/`). */
+  model: string;
+  system: string;
+  tools: ToolSpec[];
+  messages: Message[];
+  /** Output cap in tokens; the adapter picks a default when absent. */
+  max_tokens?: number;
+  effort?: Effort;
+  /** Stable per conversation; used for prompt-cache keys where an API takes one. */
+  session_id?: string;
+  signal?: AbortSignal;
+}
+
+/** Why a model stopped producing output (provider-normalized). */
+export type ModelStopReason = "end_turn" | "tool_use" | "max_tokens" | "refusal" | "pause_turn" | "error";
+
+/**
+ * Events of one streamed response. Deltas are display only; exactly one `done` event carries
+ * the assembled message, which is the source of truth stored in the transcript (invariant 10).
+ */
+export type StreamEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "thinking_delta"; text: string }
+  | { type: "tool_use_start"; id: string; name: string }
+  | { type: "notice"; text: string }
+  | { type: "done"; message: Message; usage: Usage; stop_reason: ModelStopReason };
+
+/**
+ * A model API adapter. `stream` yields display deltas then exactly one `done`; failures are
+ * thrown as {@link ProviderError}. Cancellation is through `request.signal`.
+ */
+export interface Provider {
+  /** Provider name as used in specs (`anthropic`, `openrouter`, a custom `providers.<name>`). */
+  readonly name: string;
+  stream(request: ModelRequest): AsyncIterable<StreamEvent>;
+  /** Optional model prober for local servers: the loaded context window in tokens. */
+  contextWindow?(model: string): Promise<number | undefined>;
+  /** Optional: whether the model can call tools (false → a clear error before sending). */
+  supportsTools?(model: string): Promise<boolean | undefined>;
+}
+
+/** Classes of provider failure, used for retry, fallback and compaction decisions. */
+export type ProviderErrorKind =
+  | "context_overflow"
+  | "auth"
+  | "rate_limit"
+  | "quota"
+  | "too_large"
+  | "overloaded"
+  | "server"
+  | "bad_request"
+  | "not_found"
+  | "capability"
+  | "network"
+  | "stall"
+  | "truncated";
+
+/**
+ * A normalized provider error. `retryable` says whether repeating the same request may succeed;
+ * `retry_after_ms` comes from `retry-after-ms`, `Retry-After` or a body hint.
+ */
+export class ProviderError extends Error {
+  readonly kind: ProviderErrorKind;
+  readonly status?: number;
+  readonly retryable: boolean;
+  readonly retry_after_ms?: number;
+  readonly provider: string;
+  readonly request_id?: string;
+  constructor(opts: {
+    provider: string;
+    kind: ProviderErrorKind;
+    message: string;
+    status?: number;
+    retryable?: boolean;
+    retry_after_ms?: number;
+    request_id?: string;
+  }) {
+    super(opts.message);
+    this.name = "ProviderError";
+    this.provider = opts.provider;
+    this.kind = opts.kind;
+    this.status = opts.status;
+    this.retryable = opts.retryable ?? false;
+    this.retry_after_ms = opts.retry_after_ms;
+    this.request_id = opts.request_id;
+  }
+}
