@@ -20,3 +20,4 @@ export { Channel } from "./channel.js";
 export { Agent, errorText, type AgentOptions } from "./agent.js";
 export { Host, createHostFromPlugins, type HostOptions } from "./host.js";
 export * from "./http.js";
+export * from "./cli-args.js";

@@ -1,0 +1,42 @@
+/**
+ * `larik --help`: usage, then what the loaded plugins contribute (front ends and their flags,
+ * subcommands, providers, tools, slash commands), so a preset's help describes that preset.
+ */
+import type { CliOption, Host } from "../kernel/index.js";
+import { VERSION } from "./version.js";
+
+function flag(name: string, o: CliOption): string {
+  const short = o.short ? `-${o.short}, ` : "    ";
+  const value = o.type === "string" ? ` ${o.value ?? "<value>"}` : "";
+  return `${short}--${name}${value}`;
+}
+
+function table(rows: [string, string][], indent = "  "): string {
+  const w = Math.min(34, Math.max(0, ...rows.map(([a]) => a.length)));
+  return rows.map(([a, b]) => `${indent}${a.padEnd(w)}  ${b}`).join("\n");
+}
+
+/** The help text for a host and the options parsed for this run. */
+export function helpText(host: Host, options: Record<string, CliOption>): string {
+  const parts: string[] = [];
+  parts.push(`larik ${VERSION}: a terminal coding agent\n`);
+  parts.push("usage:\n  larik [flags] [prompt]           interactive terminal UI\n  larik -p [flags] \"prompt\"         headless: print the answer and exit");
+  const subs = host.frontends.list().filter((f) => f.subcommand);
+  for (const f of subs) parts.push(`  larik ${f.subcommand} [flags]`.padEnd(35) + f.description);
+  parts.push("  larik config approve".padEnd(35) + "trust this project's larik.config.ts as it is now\n");
+  parts.push("flags:\n" + table(Object.entries(options).map(([k, o]) => [flag(k, o), o.description])));
+  for (const f of subs) {
+    if (!f.options || !Object.keys(f.options).length) continue;
+    parts.push(`\nlarik ${f.subcommand} flags:\n` + table(Object.entries(f.options).map(([k, o]) => [flag(k, o), o.description])));
+  }
+  parts.push("\nfront ends:\n" + table(host.frontends.list().map((f) => [f.name, `${f.description} (plugin ${host.frontends.ownerOf(f.name)})`])));
+  parts.push("\nproviders:\n" + table(host.providers.list().map((p) => [p.name, p.keyEnv?.length ? `key: ${p.keyEnv.join(" or ")}` : "no key needed"])));
+  parts.push("\ntools:\n  " + host.tools.list().map((t) => t.name).join(", "));
+  const cmds = host.commands.list();
+  if (cmds.length) parts.push("\nslash commands:\n" + table(cmds.map((c) => [`/${c.name}${c.args ? ` ${c.args}` : ""}`, c.description])));
+  parts.push(`\nplugins: ${host.plugins.join(", ")}`);
+  if (host.failed.length) parts.push(`failed plugins: ${host.failed.map((f) => f.name).join(", ")}`);
+  parts.push("\nconfig: ~/.config/larik/config.json (personal), .larik/settings.json (shared), larik.config.ts (plugins)");
+  parts.push("sessions: ~/.local/share/larik/sessions/<dir>-<hash>/<id>.jsonl\n");
+  return parts.join("\n");
+}

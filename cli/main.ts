@@ -1,0 +1,124 @@
+/**
+ * The CLI driver: load config, build the host from the preset, parse the flags that the loaded
+ * front ends contribute, then hand off to the front end that claims the run (a subcommand such
+ * as `serve`, a flag such as `-p`, or the interactive TUI).
+ */
+import { parseArgs } from "node:util";
+import {
+  COMMON_OPTIONS,
+  ConfigError,
+  Host,
+  errorText,
+  type CliArgs,
+  type CliOption,
+  type Frontend,
+  type Plugin,
+} from "../kernel/index.js";
+import { loadConfig, approveProjectConfig } from "../kernel/index.js";
+import { VERSION, versionText } from "./version.js";
+import { helpText } from "./help.js";
+
+/** Runs `larik` with `argv` (without node and script); resolves to the exit status. */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<number> {
+  try {
+    return await run(argv, env, cwd);
+  } catch (err) {
+    process.stderr.write(`larik: ${errorText(err)}\n`);
+    return err instanceof ConfigError ? 2 : 1;
+  }
+}
+
+async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  if (argv[0] === "config") return configCommand(argv.slice(1), env, cwd);
+  const cfg = await loadConfig(cwd, env);
+  const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;
+  const host = await Host.create({
+    plugins: [...preset, ...cfg.plugins],
+    disable: cfg.disable,
+    cwd,
+    settings: cfg.settings,
+    env,
+    notices: cfg.notices,
+  });
+  try {
+    return await dispatch(host, argv);
+  } finally {
+    await host.dispose();
+  }
+}
+
+async function dispatch(host: Host, argv: string[]): Promise<number> {
+  const frontends = host.frontends.list();
+  const sub = argv[0] && !argv[0].startsWith("-") ? frontends.find((f) => f.subcommand === argv[0]) : undefined;
+  const rest = sub ? argv.slice(1) : argv;
+  const options: Record<string, CliOption> = { ...COMMON_OPTIONS };
+  for (const f of sub ? [sub] : frontends.filter((f) => !f.subcommand)) Object.assign(options, f.options ?? {});
+  let args: CliArgs;
+  try {
+    const parsed = parseArgs({
+      args: rest,
+      options: Object.fromEntries(
+        Object.entries(options).map(([k, o]) => [k, { type: o.type, short: o.short, multiple: o.multiple }]),
+      ),
+      allowPositionals: true,
+      strict: true,
+    });
+    args = { values: parsed.values as CliArgs["values"], positionals: parsed.positionals };
+  } catch (err) {
+    throw new ConfigError(`${errorText(err).replace(/\. To specify.*$/, "")} (see larik --help)`);
+  }
+  if (args.values.help) {
+    process.stdout.write(helpText(host, options));
+    return 0;
+  }
+  if (args.values.version) {
+    process.stdout.write(versionText(host.plugins));
+    return 0;
+  }
+  if (args.values.sessions) return listSessions(host);
+  const frontend = sub ?? pickFrontend(frontends, args);
+  if (!frontend) {
+    throw new ConfigError(
+      process.stdin.isTTY
+        ? "no interactive front end is loaded: use -p \"prompt\" for headless mode"
+        : "not a terminal: use -p \"prompt\" (or pipe a prompt into larik -p) for headless mode",
+    );
+  }
+  return frontend.run(host, args);
+}
+
+function pickFrontend(frontends: Frontend[], args: CliArgs): Frontend | undefined {
+  const byFlag = frontends.find((f) => f.flag && args.values[f.flag] === true);
+  if (byFlag) return byFlag;
+  if (!process.stdin.isTTY || !process.stdout.isTTY) return undefined;
+  return frontends.find((f) => f.interactive);
+}
+
+async function listSessions(host: Host): Promise<number> {
+  const store = host.sessionStore;
+  if (!store) throw new ConfigError("no session store plugin is loaded");
+  const list = await store.list(host.cwd);
+  if (!list.length) {
+    process.stdout.write(`no sessions in ${host.cwd}\n`);
+    return 0;
+  }
+  for (const s of list) {
+    const d = new Date(s.updated);
+    const pad = (n: number) => String(n).padStart(2, "0");
+    const when = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+    process.stdout.write(`${s.id}  ${when}  ${s.title}\n`);
+  }
+  return 0;
+}
+
+/** `larik config approve`: trusts the project's `larik.config.ts` as it is now. */
+async function configCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  if (argv[0] !== "approve" || argv.length > 1) {
+    throw new ConfigError("usage: larik config approve   (trust this project's larik.config.ts as it is now)");
+  }
+  const approved = await approveProjectConfig(cwd, env);
+  process.stdout.write(approved ? `approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})\n` : "no larik.config.ts in this project\n");
+  return 0;
+}
+
+export { VERSION };

@@ -1,0 +1,46 @@
+/**
+ * The `larik` package entry for embedders: the kernel's public API plus `createHost`, which
+ * builds a host from a preset (default: the CLI's) or a list of plugins, with no front end.
+ *
+ * ```ts
+ * import { createHost } from "larik";
+ * const host = await createHost({ cwd: "/path/to/project" });
+ * const agent = await host.openAgent({ model: "anthropic/claude-sonnet-4-5", mode: "yolo" });
+ * for await (const ev of agent.run("list the files")) console.log(ev.type);
+ * ```
+ */
+export * from "./kernel/index.js";
+import { Host, loadSettings, type Plugin, type Settings } from "./kernel/index.js";
+
+export interface CreateHostOptions {
+  /** Plugins in load order. Default: the default preset (`presets/default.ts`). */
+  plugins?: Plugin[];
+  /** Extra plugins loaded after `plugins`. */
+  extraPlugins?: Plugin[];
+  /** Plugin names to leave out. */
+  disable?: string[];
+  /** Project directory (default `process.cwd()`). */
+  cwd?: string;
+  /** Settings to use instead of loading the layered JSON settings of `cwd`. */
+  settings?: Settings;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Builds a host with no front end. Loads the layered settings of `cwd` unless `settings` is
+ * given. Never throws for a bad plugin: see `host.notices` and `host.failed`.
+ * @throws ConfigError when a personal settings file is invalid.
+ */
+export async function createHost(opts: CreateHostOptions = {}): Promise<Host> {
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  let settings = opts.settings;
+  const notices: string[] = [];
+  if (!settings) {
+    const loaded = await loadSettings(cwd, env);
+    settings = loaded.settings;
+    notices.push(...loaded.notices);
+  }
+  const plugins = opts.plugins ?? (await import("./presets/default.js")).default;
+  return Host.create({ plugins: [...plugins, ...(opts.extraPlugins ?? [])], disable: opts.disable, cwd, settings, env, notices });
+}

@@ -1,0 +1,100 @@
+/**
+ * Headless renderers (LARIK-REFERENCE §22). Text: answer deltas to stdout, tool lines and
+ * notices to stderr. JSON: one event object per line on stdout, deltas omitted (the
+ * `assistant_message` carries the full text).
+ */
+import type { AgentEvent } from "../../kernel/index.js";
+
+export interface Printer {
+  event(ev: AgentEvent): void;
+  notice(text: string): void;
+  end(): void;
+}
+
+interface Out {
+  write(s: string): unknown;
+}
+
+/** A compact one-line summary of a tool input (≤120 chars). */
+export function compactInput(input: unknown): string {
+  let s: string;
+  if (input && typeof input === "object") {
+    const o = input as Record<string, unknown>;
+    const main = o.command ?? o.path ?? o.pattern ?? o.url ?? o.query;
+    s = typeof main === "string" ? main : JSON.stringify(input);
+  } else s = String(input ?? "");
+  s = s.replace(/\s+/g, " ").trim();
+  return s.length > 120 ? `${s.slice(0, 119)}…` : s;
+}
+
+export class TextPrinter implements Printer {
+  #atLineStart = true;
+  #wroteText = false;
+  constructor(
+    private out: Out,
+    private err: Out,
+  ) {}
+  #text(s: string) {
+    if (!s) return;
+    this.out.write(s);
+    this.#wroteText = true;
+    this.#atLineStart = s.endsWith("\n");
+  }
+  #line(s: string) {
+    // keep stderr lines from gluing onto a half-written stdout line in a shared terminal
+    if (!this.#atLineStart) this.#text("\n");
+    this.err.write(`${s}\n`);
+  }
+  event(ev: AgentEvent): void {
+    const prefix = ev.agent ? `  ↳ [${ev.agent}] ` : "";
+    switch (ev.type) {
+      case "text_delta":
+        if (!ev.agent) this.#text(ev.text);
+        break;
+      case "tool_start":
+        this.#line(`${prefix}→ ${ev.tool_name} ${compactInput(ev.input)}`);
+        break;
+      case "tool_end":
+        if (ev.is_error && !ev.output.startsWith("the user denied") && !ev.output.startsWith("permission denied")) {
+          this.#line(`${prefix}✗ ${ev.tool_name}: ${ev.output.split("\n")[0]}`);
+        }
+        break;
+      case "permission_request":
+        this.#line(`${prefix}✗ ${ev.tool_name} needs approval (denied: use --mode or an allow rule${ev.suggested_rule ? ` such as ${ev.suggested_rule}` : ""})`);
+        break;
+      case "notice":
+        this.#line(`${prefix}! ${ev.text}`);
+        break;
+      case "error":
+        this.#line(`${prefix}error: ${ev.text}`);
+        break;
+      case "task_done":
+        this.#line(`◆ background ${ev.tool_id} (${ev.agent ?? ""}) ${ev.stop_reason}`);
+        break;
+      case "assistant_message":
+        // between rounds: end the streamed text cleanly before tool lines follow
+        if (!this.#atLineStart) this.#text("\n");
+        break;
+      default:
+        break;
+    }
+  }
+  notice(text: string) {
+    this.#line(`! ${text}`);
+  }
+  end() {
+    if (this.#wroteText && !this.#atLineStart) this.#text("\n");
+  }
+}
+
+export class JsonPrinter implements Printer {
+  constructor(private out: Out) {}
+  event(ev: AgentEvent): void {
+    if (ev.type === "text_delta" || ev.type === "thinking_delta") return;
+    this.out.write(`${JSON.stringify(ev)}\n`);
+  }
+  notice(text: string) {
+    this.event({ type: "notice", text });
+  }
+  end() {}
+}

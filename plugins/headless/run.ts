@@ -1,0 +1,90 @@
+/**
+ * The headless run: prompt from arguments or piped stdin, one turn, events rendered by
+ * `print.ts`, permission requests denied with a reason that says how to allow them.
+ */
+import {
+  agentOptionsFromArgs,
+  ConfigError,
+  errorText,
+  parseDuration,
+  type Agent,
+  type AgentEvent,
+  type CliArgs,
+  type Host,
+} from "../../kernel/index.js";
+import { JsonPrinter, TextPrinter, type Printer } from "./print.js";
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Why a headless ask was denied; names the ways to allow it. */
+export function denialReason(suggested?: string): string {
+  const rule = suggested ? ` or an allow rule such as "${suggested}"` : " or an allow rule";
+  return `headless mode cannot ask for permission: rerun with --mode accept-edits or --mode yolo,${rule} in permissions.allow`;
+}
+
+/** Runs `larik -p`; resolves to the exit status. */
+export async function runHeadless(host: Host, args: CliArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
+  const format = (args.values.output as string | undefined) ?? "text";
+  if (format !== "text" && format !== "json") throw new ConfigError(`--output ${format}: use text or json`);
+  const timeoutMs = typeof args.values.timeout === "string" ? parseDuration(args.values.timeout) : 0;
+  let prompt = args.positionals.join(" ");
+  if (!prompt.trim() && !process.stdin.isTTY) prompt = await readStdin();
+  if (!prompt.trim()) throw new ConfigError('-p needs a prompt: larik -p "fix the failing test", or pipe one: echo "..." | larik -p');
+  const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err);
+  for (const n of host.notices) printer.notice(n);
+
+  const agent = await host.openAgent(agentOptionsFromArgs(args));
+  let failed = false;
+  let timedOut = false;
+  const stop = () => agent.cancel();
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel()), timeoutMs) : undefined;
+  try {
+    const text = await expandCommand(host, agent, prompt.trim(), printer);
+    if (text === undefined) return 0;
+    for await (const ev of agent.run(text)) {
+      if (ev.type === "permission_request") {
+        const reason = denialReason(ev.suggested_rule);
+        agent.respond(ev.request_id, { allow: false, reason });
+        printer.event(ev);
+        continue;
+      }
+      if (ev.type === "error") failed = true;
+      printer.event(ev);
+    }
+    if (timedOut) {
+      failed = true;
+      printer.event({ type: "error", text: `stopped: --timeout ${String(args.values.timeout)} reached` } as AgentEvent);
+    }
+  } finally {
+    if (timer) clearTimeout(timer);
+    process.off("SIGINT", stop);
+    process.off("SIGTERM", stop);
+    printer.end();
+    await agent.close("exit");
+  }
+  return failed ? 1 : 0;
+}
+
+/**
+ * A prompt that starts with `/name` runs that slash command (skills, custom commands, MCP
+ * prompts); a command that returns a prompt is sent as the turn. Returns the text to run, or
+ * undefined when the command produced no prompt.
+ */
+async function expandCommand(host: Host, agent: Agent, prompt: string, printer: Printer): Promise<string | undefined> {
+  const m = /^\/([\w:.-]+)(?:\s+([\s\S]*))?$/.exec(prompt);
+  if (!m) return prompt;
+  const cmd = host.commands.get(m[1]!);
+  if (!cmd) return prompt;
+  try {
+    const r = await cmd.run({ host, agent, args: m[2] ?? "", print: (t) => printer.notice(t) });
+    return r?.prompt;
+  } catch (err) {
+    throw new Error(`/${cmd.name}: ${errorText(err)}`);
+  }
+}

@@ -1,0 +1,300 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Agent, AgentEventSchema, defineTool, definePlugin, Host, type AgentEvent, type Plugin } from "../kernel/index.js";
+import { call, ScriptedProvider, text } from "./fakes/scripted-provider.js";
+
+function tmp(): string {
+  return mkdtempSync(join(tmpdir(), "larik-loop-"));
+}
+
+/** Test tools: a read tool that can wait on a gate, and a write-kind tool that always asks. */
+function toolsPlugin(log: string[], gates: Record<string, Promise<void>> = {}, opened: Record<string, () => void> = {}): Plugin {
+  return definePlugin({
+    name: "test-tools",
+    setup(ctx) {
+      ctx.tools.register(
+        defineTool({
+          name: "peek",
+          description: "Returns the given word.",
+          input: z.object({ word: z.string() }),
+          kind: "read",
+          async run({ word }) {
+            log.push(`start ${word}`);
+            opened[word]?.();
+            if (gates[word]) await gates[word];
+            log.push(`end ${word}`);
+            return { content: `peeked ${word}` };
+          },
+        }),
+      );
+      ctx.tools.register(
+        defineTool({
+          name: "poke",
+          description: "Changes something.",
+          input: z.object({ what: z.string() }),
+          kind: "write",
+          writePaths: ({ what }) => [what],
+          async run({ what }, tctx) {
+            log.push(`poke ${what}`);
+            if (what === "slow") {
+              await new Promise<void>((resolve) => tctx.signal.addEventListener("abort", () => resolve(), { once: true }));
+              return { content: "aborted", is_error: true };
+            }
+            return { content: `poked ${what}` };
+          },
+        }),
+      );
+    },
+  });
+}
+
+async function drain(it: AsyncIterable<AgentEvent>, onEvent?: (e: AgentEvent) => void): Promise<AgentEvent[]> {
+  const out: AgentEvent[] = [];
+  for await (const e of it) {
+    expect(AgentEventSchema.safeParse(e).success).toBe(true);
+    out.push(e);
+    onEvent?.(e);
+  }
+  return out;
+}
+
+async function setup(scripts: ConstructorParameters<typeof ScriptedProvider>[0], opts: { mode?: "default" | "yolo"; log?: string[]; plugins?: Plugin[] } = {}) {
+  const log = opts.log ?? [];
+  const host = await Host.create({ plugins: [toolsPlugin(log), ...(opts.plugins ?? [])], cwd: tmp(), settings: {} });
+  const provider = new ScriptedProvider(scripts);
+  const agent = await host.openAgent({ provider, model: "scripted/test", mode: opts.mode ?? "default" });
+  return { host, provider, agent, log };
+}
+
+describe("agent loop", () => {
+  it("runs tool rounds until a reply without tool calls, answering every tool_use in order", async () => {
+    const { agent, provider } = await setup([
+      { blocks: [text("Looking."), call("t1", "peek", { word: "a" }), call("t2", "peek", { word: "b" })] },
+      { blocks: [text("Done: a and b.")] },
+    ]);
+    const events = await drain(agent.run("peek twice"));
+    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+    expect(provider.requests).toHaveLength(2);
+    const second = provider.requests[1]!.messages;
+    expect(second.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
+    const results = second[2]!.blocks;
+    expect(results).toEqual([
+      { type: "tool_result", id: "t1", content: "peeked a" },
+      { type: "tool_result", id: "t2", content: "peeked b" },
+    ]);
+    const types = events.map((e) => e.type);
+    expect(types).toContain("assistant_message");
+    expect(types).toContain("usage");
+    expect(types.filter((t) => t === "tool_end")).toHaveLength(2);
+  });
+
+  it("runs consecutive read-only calls in parallel", async () => {
+    const log: string[] = [];
+    let openB!: () => void;
+    const bStarted = new Promise<void>((r) => (openB = r));
+    // a waits until b has started: only possible when they run concurrently
+    const host = await Host.create({ plugins: [toolsPlugin(log, { a: bStarted }, { b: () => openB() })], cwd: tmp(), settings: {} });
+    const provider = new ScriptedProvider([
+      { blocks: [call("t1", "peek", { word: "a" }), call("t2", "peek", { word: "b" })] },
+      { blocks: [text("ok")] },
+    ]);
+    const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
+    await drain(agent.run("go"));
+    expect(log.indexOf("start b")).toBeLessThan(log.indexOf("end a"));
+  });
+
+  it("returns a denial with the user's reason to the model and goes on", async () => {
+    const { agent, provider, log } = await setup([{ blocks: [call("t1", "poke", { what: "x" })] }, { blocks: [text("understood")] }]);
+    const events = await drain(agent.run("poke it"), (e) => {
+      if (e.type === "permission_request") agent.respond(e.request_id, { allow: false, reason: "not today" });
+    });
+    expect(log).not.toContain("poke x");
+    const result = provider.requests[1]!.messages[2]!.blocks[0]!;
+    expect(result).toMatchObject({ type: "tool_result", id: "t1", is_error: true });
+    expect((result as { content: string }).content).toContain("not today");
+    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+  });
+
+  it("refuses a second answer to the same permission request", async () => {
+    const { agent } = await setup([{ blocks: [call("t1", "poke", { what: "x" })] }, { blocks: [text("ok")] }]);
+    await drain(agent.run("poke"), (e) => {
+      if (e.type === "permission_request") {
+        agent.respond(e.request_id, { allow: true });
+        expect(() => agent.respond(e.request_id, { allow: true })).toThrow(/already answered/);
+      }
+    });
+  });
+
+  it("answers every tool_use when a turn is interrupted mid-tool", async () => {
+    const { agent, provider } = await setup(
+      [{ blocks: [text("working"), call("t1", "poke", { what: "slow" }), call("t2", "peek", { word: "never" })] }, { blocks: [text("after")] }],
+      { mode: "yolo" },
+    );
+    const events = await drain(agent.run("go"), (e) => {
+      if (e.type === "tool_start" && e.tool_id === "t1") setTimeout(() => agent.cancel(), 20);
+    });
+    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "interrupted" });
+    const last = agent.messages.at(-1)!;
+    expect(last.role).toBe("user");
+    expect(last.blocks.map((b) => (b as { id: string }).id)).toEqual(["t1", "t2"]);
+    expect((last.blocks[1] as { content: string }).content).toBe("interrupted by user");
+    // the next prompt is merged into the trailing user message so roles alternate
+    await drain(agent.run("continue"));
+    const req = provider.requests[1]!;
+    const roles = req.messages.map((m) => m.role);
+    for (let i = 1; i < roles.length; i++) expect(roles[i]).not.toBe(roles[i - 1]);
+  });
+
+  it("keeps partial text with an interrupted marker when the stream is cut", async () => {
+    const { agent } = await setup([{ blocks: [text("a long answer that streams slowly")], delayMs: 15 }]);
+    const events = await drain(agent.run("talk"), (e) => {
+      if (e.type === "text_delta") agent.cancel();
+    });
+    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "interrupted" });
+    const msg = agent.messages.at(-1)!;
+    expect(msg.role).toBe("assistant");
+    expect(JSON.stringify(msg.blocks)).toContain("interrupted by user");
+  });
+
+  it("keeps the prompt prefix byte-identical across the requests of one context", async () => {
+    const { agent, provider } = await setup([
+      { blocks: [call("t1", "peek", { word: "a" })] },
+      { blocks: [call("t2", "peek", { word: "b" })] },
+      { blocks: [text("end")] },
+      { blocks: [text("second turn")] },
+    ]);
+    await drain(agent.run("one"));
+    await drain(agent.run("two"));
+    const [r0, ...rest] = provider.requests;
+    for (const r of rest) {
+      expect(r.system).toBe(r0!.system);
+      expect(JSON.stringify(r.tools)).toBe(JSON.stringify(r0!.tools));
+    }
+    // each request's messages start with the previous request's messages
+    for (let i = 1; i < provider.requests.length; i++) {
+      const prev = JSON.stringify(provider.requests[i - 1]!.messages);
+      expect(JSON.stringify(provider.requests[i]!.messages).startsWith(prev.slice(0, -1))).toBe(true);
+    }
+    expect(r0!.tools.map((t) => t.name)).toEqual(["peek", "poke"]);
+  });
+
+  it("returns INVALID_ARGUMENTS and INVALID_JSON results and the turn goes on", async () => {
+    const { agent, provider } = await setup([
+      {
+        blocks: [
+          call("t1", "peek", { word: 42 }),
+          { type: "tool_use", id: "t2", name: "peek", input: {}, raw_input: '{"word": "tru' },
+          call("t3", "nosuch", {}),
+        ],
+      },
+      { blocks: [text("retrying")] },
+    ]);
+    const events = await drain(agent.run("go"));
+    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+    const results = provider.requests[1]!.messages[2]!.blocks as { content: string; is_error?: boolean }[];
+    expect(results[0]!.content).toMatch(/^INVALID_ARGUMENTS: peek: word:/);
+    expect(results[1]!.content).toMatch(/^INVALID_JSON/);
+    expect(results[2]!.content).toMatch(/unknown tool "nosuch"/);
+    expect(results.every((r) => r.is_error)).toBe(true);
+  });
+
+  it("refuses a second turn while one runs", async () => {
+    const { agent } = await setup([{ blocks: [text("slow")], delayMs: 20 }]);
+    const it1 = agent.run("one");
+    expect(() => agent.run("two")).toThrow(/already running/);
+    await drain(it1);
+  });
+
+  it("puts queued notes into the next user message as system-notes", async () => {
+    const { agent, provider } = await setup([{ blocks: [text("ok")] }]);
+    agent.addNote("files were reverted: a.txt");
+    await drain(agent.run("hello"));
+    const first = provider.requests[0]!.messages[0]!;
+    expect(first.blocks[0]).toEqual({ type: "text", text: "<system-note>files were reverted: a.txt</system-note>" });
+    expect(first.blocks[1]).toEqual({ type: "text", text: "hello" });
+  });
+
+  it("stops at max_turns", async () => {
+    const host = await Host.create({ plugins: [toolsPlugin([])], cwd: tmp(), settings: { max_turns: 2 } });
+    const provider = new ScriptedProvider([
+      { blocks: [call("t1", "peek", { word: "a" })] },
+      { blocks: [call("t2", "peek", { word: "a" })] },
+      { blocks: [call("t3", "peek", { word: "a" })] },
+    ]);
+    const agent = await host.openAgent({ provider, model: "s/x" });
+    const events = await drain(agent.run("loop"));
+    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "max_turns" });
+    expect(provider.requests).toHaveLength(2);
+  });
+
+  it("ends with an error event and stop reason error when the provider fails", async () => {
+    const { agent } = await setup([{ error: new Error("boom") }]);
+    const events = await drain(agent.run("x"));
+    expect(events.filter((e) => e.type === "error").map((e) => (e as { text: string }).text)).toEqual(["boom"]);
+    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "error" });
+  });
+});
+
+describe("plugin host", () => {
+  it("reports a plugin that throws in setup by name and starts without it", async () => {
+    const bad = definePlugin({
+      name: "broken",
+      setup(ctx) {
+        ctx.tools.register(defineTool({ name: "half", description: "x", input: z.object({}), kind: "read", run: async () => ({ content: "" }) }));
+        throw new Error("cannot start");
+      },
+    });
+    const host = await Host.create({ plugins: [bad, toolsPlugin([])], cwd: tmp(), settings: {} });
+    expect(host.plugins).toEqual(["test-tools"]);
+    expect(host.notices.join("\n")).toMatch(/plugin "broken" failed in setup: cannot start/);
+    expect(host.tools.get("half")).toBeUndefined();
+  });
+
+  it("re-raises an error from a hook with the plugin and hook name", async () => {
+    const thrower = definePlugin({
+      name: "grumpy",
+      setup(ctx) {
+        ctx.hooks.userPromptSubmit.tap(() => {
+          throw new Error("no prompts today");
+        });
+      },
+    });
+    const { agent } = await setup([{ blocks: [text("never")] }], { plugins: [thrower] });
+    const events = await drain(agent.run("hi"));
+    const err = events.find((e) => e.type === "error") as { text: string };
+    expect(err.text).toBe('plugin "grumpy" failed in hook "userPromptSubmit": no prompts today');
+  });
+
+  it("undoes every registration of a plugin: taps and registry entries", async () => {
+    const seen: string[] = [];
+    const p = definePlugin({
+      name: "watcher",
+      setup(ctx) {
+        ctx.hooks.systemPrompt.tap((sections) => [...sections, "WATCHER SECTION"]);
+        ctx.hooks.event.tap((e) => void seen.push(e.type));
+      },
+    });
+    const host = await Host.create({ plugins: [toolsPlugin([]), p], cwd: tmp(), settings: {} });
+    await host.unload("watcher");
+    const provider = new ScriptedProvider([{ blocks: [text("ok")] }]);
+    const agent = await host.openAgent({ provider, model: "s/x" });
+    await drain(agent.run("hi"));
+    expect(provider.requests[0]!.system).not.toContain("WATCHER SECTION");
+    expect(seen).toEqual([]);
+  });
+
+  it("a requires of a missing plugin is reported and the plugin skipped", async () => {
+    const needy = definePlugin({ name: "needy", requires: ["absent"], setup() {} });
+    const host = await Host.create({ plugins: [needy], cwd: tmp(), settings: {} });
+    expect(host.plugins).toEqual([]);
+    expect(host.notices[0]).toMatch(/needy.*requires absent/);
+  });
+
+  it("is an Agent", async () => {
+    const { agent } = await setup([]);
+    expect(agent).toBeInstanceOf(Agent);
+  });
+});
