@@ -1,0 +1,278 @@
+/**
+ * End to end: the built CLI (`dist/cli.js`) as a subprocess against a local server speaking the
+ * provider's wire format, in a temp git repo with a failing test. The scripted model runs the
+ * test, searches, reads, edits and reruns it; then `-c` resumes the session.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer, type MockReply } from "./fakes/mock-model-server.js";
+
+const root = resolve(import.meta.dirname, "..");
+const CLI = join(root, "dist", "cli.js");
+
+interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runCli(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }): Promise<RunResult> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    if (opts.input !== undefined) child.stdin.end(opts.input);
+    else child.stdin.end();
+    child.on("close", (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+function makeRepo(): string {
+  const dir = mkdtempSync(join(tmpdir(), "larik-e2e-repo-"));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "sum", type: "module", scripts: { test: "node test/sum.test.js" } }, null, 2));
+  writeFileSync(join(dir, "sum.js"), "export function sum(a, b) {\n  return a - b;\n}\n");
+  mkdirSync(join(dir, "test"));
+  writeFileSync(
+    join(dir, "test", "sum.test.js"),
+    'import assert from "node:assert/strict";\nimport { sum } from "../sum.js";\nassert.equal(sum(2, 3), 5);\nconsole.log("sum test ok");\n',
+  );
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: dir, stdio: "ignore" });
+  git("init", "-q");
+  git("-c", "user.email=t@t", "-c", "user.name=t", "add", ".");
+  git("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "init");
+  return dir;
+}
+
+function baseEnv(home: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    NO_COLOR: "1",
+  };
+}
+
+const FIX_SCRIPT: MockReply[] = [
+  { text: "Let me run the test first.", tools: [{ id: "call_1", name: "bash", input: { command: "node test/sum.test.js" } }] },
+  { tools: [{ id: "call_2", name: "grep", input: { pattern: "function sum" } }] },
+  { tools: [{ id: "call_3", name: "read", input: { path: "sum.js" } }] },
+  { tools: [{ id: "call_4", name: "edit", input: { path: "sum.js", old_string: "return a - b;", new_string: "return a + b;" } }] },
+  { tools: [{ id: "call_5", name: "bash", input: { command: "node test/sum.test.js" } }] },
+  { text: "Fixed sum.js: it subtracted instead of adding. The test passes now." },
+];
+
+describe("larik -p end to end", () => {
+  let server: MockModelServer;
+  beforeAll(async () => {
+    if (!existsSync(CLI)) throw new Error("dist/cli.js is missing: run npm run build first");
+    server = await startMockModelServer();
+  });
+  afterAll(() => server?.close());
+
+  it("fixes a failing test through openai-compatible, prints JSON events, and resumes with -c", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "test-key" };
+    server.requests.length = 0;
+    server.push(...FIX_SCRIPT);
+    const r = await runCli(
+      ["-p", "--mode", "yolo", "--model", "openai-compatible/some-model", "--output", "json", "the test in test/sum.test.js fails; fix it"],
+      { cwd: repo, env },
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+    const starts = events.filter((e) => e.type === "tool_start").map((e) => e.tool_name);
+    expect(starts).toEqual(["bash", "grep", "read", "edit", "bash"]);
+    const ends = events.filter((e) => e.type === "tool_end");
+    expect(ends[0].is_error || /AssertionError|exit code 1/i.test(ends[0].output)).toBeTruthy();
+    expect(ends[4].output).toContain("sum test ok");
+    const final = events.filter((e) => e.type === "assistant_message").at(-1);
+    expect(final.message.blocks[0].text).toContain("The test passes now");
+    expect(events.some((e) => e.type === "usage")).toBe(true);
+
+    // the repository really changed and its test passes
+    expect(readFileSync(join(repo, "sum.js"), "utf8")).toBe("export function sum(a, b) {\n  return a + b;\n}\n");
+    expect(execFileSync(process.execPath, ["test/sum.test.js"], { cwd: repo, encoding: "utf8" })).toContain("sum test ok");
+
+    // what went over the wire: key, model, tools, the tool results of the previous round
+    expect(server.requests).toHaveLength(6);
+    expect(server.requests[0]!.headers.authorization).toBe("Bearer test-key");
+    expect(server.requests[0]!.body.model).toBe("some-model");
+    const toolNames = server.requests[0]!.body.tools.map((t: any) => t.function.name);
+    for (const t of ["bash", "edit", "glob", "grep", "read", "write"]) expect(toolNames).toContain(t);
+    const fifth = server.requests[4]!.body.messages;
+    expect(fifth.find((m: any) => m.role === "tool" && m.tool_call_id === "call_4")).toBeTruthy();
+
+    // the session is on disk
+    const sessionsRoot = join(home, ".local", "share", "larik", "sessions");
+    const [projectDir] = readdirSync(sessionsRoot);
+    const files = readdirSync(join(sessionsRoot, projectDir!)).filter((f) => f.endsWith(".jsonl"));
+    expect(files).toHaveLength(1);
+    const lines = readFileSync(join(sessionsRoot, projectDir!, files[0]!), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines[0].type).toBe("meta");
+    expect(lines.filter((l) => l.type === "message")).toHaveLength(12);
+
+    // resume with -c: the earlier conversation is sent again, the answer printed as text
+    server.push({ text: "I changed `a - b` to `a + b` in sum.js." });
+    const r2 = await runCli(["-c", "-p", "what did you change?"], { cwd: repo, env });
+    expect(r2.code).toBe(0);
+    expect(r2.stdout).toBe("I changed `a - b` to `a + b` in sum.js.\n");
+    const resumed = server.requests.at(-1)!.body.messages;
+    const firstUser = resumed.find((m: any) => m.role === "user");
+    expect(JSON.stringify(firstUser)).toContain("the test in test/sum.test.js fails; fix it");
+    expect(JSON.stringify(resumed.at(-1))).toContain("what did you change?");
+    expect(server.requests.at(-1)!.body.model).toBe("some-model");
+  });
+
+  it("does the same task through the anthropic provider with text output", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-test" };
+    server.requests.length = 0;
+    server.push(...FIX_SCRIPT);
+    const r = await runCli(["-p", "--mode", "yolo", "--model", "anthropic/claude-sonnet-4-5", "the test in test/sum.test.js fails; fix it"], { cwd: repo, env });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("The test passes now.");
+    expect(r.stderr).toContain("→ bash node test/sum.test.js");
+    expect(r.stderr).toContain("→ edit sum.js");
+    expect(readFileSync(join(repo, "sum.js"), "utf8")).toContain("a + b");
+    expect(server.requests[0]!.path).toBe("/v1/messages");
+    expect(server.requests[0]!.headers["x-api-key"]).toBe("sk-ant-test");
+  });
+
+  it("auto-denies permission requests in default mode and says how to allow them", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.requests.length = 0;
+    server.push({ tools: [{ id: "c1", name: "bash", input: { command: "npm test" } }] }, { text: "I could not run the tests." });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "run the tests"], { cwd: repo, env });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/✗ bash needs approval \(denied: use --mode or an allow rule such as bash\(npm test\*\)\)/);
+    const toolMsg = server.requests[1]!.body.messages.find((m: any) => m.role === "tool");
+    expect(toolMsg.content).toMatch(/--mode accept-edits or --mode yolo/);
+  });
+
+  it("reads the prompt from piped stdin", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.requests.length = 0;
+    server.push({ text: "piped ok" });
+    const r = await runCli(["-p", "--model", "openai-compatible/m"], { cwd: repo, env, input: "hello from a pipe\n" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("piped ok\n");
+    expect(JSON.stringify(server.requests[0]!.body.messages)).toContain("hello from a pipe");
+  });
+
+  describe("bad input: one line that says what to fix", () => {
+    let repo: string;
+    let env: NodeJS.ProcessEnv;
+    beforeAll(() => {
+      repo = makeRepo();
+      env = baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-")));
+    });
+
+    const oneLine = (s: string) => expect(s.trim().split("\n")).toHaveLength(1);
+
+    it("an unknown provider", async () => {
+      const r = await runCli(["-p", "--model", "nosuch/model", "hi"], { cwd: repo, env: { ...env, OPENAI_API_KEY: "k" } });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/unknown provider "nosuch".*use one of .*anthropic/);
+    });
+
+    it("a model with no provider prefix that no catalog knows", async () => {
+      const r = await runCli(["-p", "--model", "mystery-model", "hi"], { cwd: repo, env });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/write it as provider\/model/);
+    });
+
+    it("a missing key names the variable", async () => {
+      const r = await runCli(["-p", "--model", "anthropic/claude-sonnet-4-5", "hi"], { cwd: repo, env });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/ANTHROPIC_API_KEY/);
+    });
+
+    it("an unreachable base URL", async () => {
+      const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], {
+        cwd: repo,
+        env: { ...env, OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" },
+      });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/error: .*127\.0\.0\.1:9/);
+      oneLine(r.stderr);
+    });
+
+    it("a malformed personal config names the file and the key", async () => {
+      const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+      mkdirSync(join(home, ".config", "larik"), { recursive: true });
+      writeFileSync(join(home, ".config", "larik", "config.json"), JSON.stringify({ max_turns: "ten" }));
+      const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env: { ...baseEnv(home), OPENAI_API_KEY: "k" } });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/config\.json.*max_turns/);
+    });
+
+    it("an unknown flag and a bad --mode", async () => {
+      const r = await runCli(["-p", "--frobnicate", "hi"], { cwd: repo, env });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/--frobnicate/);
+      const r2 = await runCli(["-p", "--mode", "wild", "hi"], { cwd: repo, env });
+      expect(r2.code).toBe(2);
+      expect(r2.stderr).toMatch(/--mode wild: use one of default, accept-edits, plan, auto, yolo/);
+    });
+
+    it("an empty prompt", async () => {
+      const r = await runCli(["-p"], { cwd: repo, env, input: "" });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/-p needs a prompt/);
+    });
+
+    it("a torn last session line is recovered and the session resumes", async () => {
+      const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+      const e = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+      server.push({ text: "first" });
+      expect((await runCli(["-p", "--model", "openai-compatible/m", "one"], { cwd: repo, env: e })).code).toBe(0);
+      const sessionsRoot = join(home, ".local", "share", "larik", "sessions");
+      const dir = join(sessionsRoot, readdirSync(sessionsRoot)[0]!);
+      const file = join(dir, readdirSync(dir).find((f) => f.endsWith(".jsonl"))!);
+      appendFileSync(file, '{"id":"torn","parent_id":"x","type":"mess');
+      server.push({ text: "second" });
+      const r = await runCli(["-c", "-p", "two"], { cwd: repo, env: e });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe("second\n");
+      const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
+      expect(lines.some((l) => JSON.parse(l.startsWith("{") && l.endsWith("}") ? l : "{}").type === "recovery")).toBe(true);
+    });
+  });
+});
+
+describe("larik --version and --help", () => {
+  it("--version prints the version and the plugins", async () => {
+    const r = await runCli(["--version"], { cwd: tmpdir(), env: { PATH: process.env.PATH, HOME: tmpdir() } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^larik \d+\.\d+\.\d+\nplugins: sessions-jsonl, anthropic, openai-compatible, core-tools/);
+  });
+
+  it("--help lists what the loaded plugins contribute", async () => {
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const r = await runCli(["--help"], { cwd: home, env: baseEnv(home) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("-p, --print");
+    expect(r.stdout).toContain("larik serve");
+    expect(r.stdout).toMatch(/openai-compatible\s+key: OPENAI_API_KEY/);
+    expect(r.stdout).toMatch(/tools:\n .*bash.*edit/);
+  });
+});
