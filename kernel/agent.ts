@@ -31,6 +31,16 @@ import { capOutput, toSafeText } from "./output.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { dataDir } from "./paths.js";
 import { updatePrivateProjectSettings } from "./config.js";
+import {
+  changedFiles,
+  COMPACT_THRESHOLD,
+  estimateRequest,
+  estimateTokens,
+  extractSummary,
+  openTodos,
+  SUMMARY_INSTRUCTION,
+  summaryMessage,
+} from "./compaction.js";
 
 export interface AgentOptions {
   host: Host;
@@ -54,6 +64,15 @@ export interface AgentOptions {
 }
 
 const INTERRUPTED = "interrupted by user";
+
+/** What a compaction did; token figures are estimates where the provider gave none. */
+export interface CompactResult {
+  summary: string;
+  trigger: "auto" | "manual" | "overflow";
+  before_tokens: number;
+  after_tokens: number;
+  saved_tokens: number;
+}
 const DEFAULT_MAX_TURNS = 200;
 const MAX_STOP_BLOCKS = 5;
 
@@ -218,6 +237,7 @@ export class Agent {
       const r = replay(prior.entries());
       agent.messages = r.messages;
       for (const [k, v] of r.usageByModel) agent.usageByModel.set(k, v);
+      agent.compactions = r.compactions;
       agent.#contextSource = "resume";
       for (const w of prior.warnings) agent.notes.push(w);
     }
@@ -341,6 +361,7 @@ export class Agent {
       return decision.action === "block" ? "blocked" : "hook_stopped";
     }
     await this.checkpoints.beginTurn();
+    if ((await this.#maybeCompact(tools, signal, emit, false)) === "failed") return "error";
     const blocks: Block[] = [];
     const notes = this.notes.splice(0);
     if (notes.length) blocks.push({ type: "text", text: notes.map((n) => `<system-note>${n}</system-note>`).join("\n") });
@@ -350,10 +371,24 @@ export class Agent {
     this.#appendMessage({ role: "user", blocks });
 
     let stopBlocks = 0;
+    let overflowRetried = false;
     for (let round = 0; round < this.maxTurns; round++) {
       if (signal.aborted) return "interrupted";
+      if (round > 0 && (await this.#maybeCompact(tools, signal, emit, true)) === "failed") return "error";
       const res = await this.#request(tools, signal, emit);
       if (res.kind === "interrupted") return "interrupted";
+      if (res.kind === "overflow") {
+        // compact once and retry once per turn; a second overflow is an error (LARIK-REFERENCE §9)
+        if (overflowRetried) {
+          emit({ type: "error", text: res.message });
+          return "error";
+        }
+        overflowRetried = true;
+        const c = await this.#compactSafely("overflow", tools, signal, emit, true);
+        if (!c) return signal.aborted ? "interrupted" : "error";
+        round--;
+        continue;
+      }
       if (res.kind === "error") return "error";
       const uses = res.message.blocks.filter((b): b is ToolUseBlock => b.type === "tool_use");
       if (uses.length === 0) {
@@ -392,6 +427,7 @@ export class Agent {
     | { kind: "ok"; message: Message; stop: string }
     | { kind: "interrupted" }
     | { kind: "error" }
+    | { kind: "overflow"; message: string }
   > {
     const { system } = await this.context();
     const messages = repairToolResults(this.messages);
@@ -447,6 +483,9 @@ export class Agent {
         this.#appendMessage({ role: "assistant", blocks, model: this.model });
         return { kind: "interrupted" };
       }
+      if (!partial && err instanceof ProviderError && err.kind === "context_overflow") {
+        return { kind: "overflow", message: errorText(err) };
+      }
       if (partial) this.#appendMessage({ role: "assistant", blocks: [{ type: "text", text: partial }, { type: "text", text: "[response cut off by an error]" }], model: this.model });
       emit({ type: "error", text: errorText(err) });
       return { kind: "error" };
@@ -483,6 +522,8 @@ export class Agent {
       request_ms: requestMs,
       ttft_ms: ttft,
       by_model: byModel,
+      compactions: this.compactions,
+      compaction_saved_tokens: this.compactionSavedTokens,
     };
   }
 
@@ -657,6 +698,127 @@ export class Agent {
     if (result.images?.length) block.images = result.images;
     if (!block.is_error) delete block.is_error;
     return block;
+  }
+
+  /**
+   * Compacts when the last request used more than 80% of the window, or an estimate of the next
+   * request says so (needs at least 4 messages). Returns "failed" when the fixed prefix alone
+   * fills the window, so the turn fails clearly instead of looping.
+   */
+  async #maybeCompact(tools: AnyTool[], signal: AbortSignal, emit: (e: AgentEvent) => void, midTurn: boolean): Promise<"no" | "done" | "failed"> {
+    if (this.host.settings.auto_compact === false || this.messages.length < 4) return "no";
+    const { system } = await this.context();
+    const specs = tools.map(toolSpec);
+    const window = this.contextWindow();
+    const limit = window * COMPACT_THRESHOLD;
+    const estimate = estimateRequest(system, specs, this.messages);
+    if (this.lastContextTokens <= limit && estimate <= limit) return "no";
+    const prefix = estimateRequest(system, specs, []);
+    if (prefix >= limit) {
+      emit({
+        type: "error",
+        text: `the context window of ${this.spec} (${window} tokens) is too small: the system prompt and tool definitions alone need about ${prefix} tokens; use a model with a larger window or set models."${this.spec}".context_window`,
+      });
+      return "failed";
+    }
+    const r = await this.#compactSafely("auto", tools, signal, emit, midTurn);
+    return r ? "done" : "failed";
+  }
+
+  async #compactSafely(
+    trigger: CompactResult["trigger"],
+    tools: AnyTool[],
+    signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
+    midTurn: boolean,
+  ): Promise<CompactResult | undefined> {
+    try {
+      return await this.#compact(trigger, tools, signal, emit, midTurn);
+    } catch (err) {
+      if (!signal.aborted) emit({ type: "error", text: `compaction failed: ${errorText(err)}` });
+      return undefined;
+    }
+  }
+
+  /** Summarizes the context with the same system prompt and tools, then replaces it. */
+  async #compact(
+    trigger: CompactResult["trigger"],
+    tools: AnyTool[],
+    signal: AbortSignal,
+    emit: (e: AgentEvent) => void,
+    midTurn: boolean,
+  ): Promise<CompactResult> {
+    await this.host.hooks.preCompact.promise({ agent: this, trigger });
+    const { system } = await this.context();
+    const specs = tools.map(toolSpec);
+    const before = this.lastContextTokens || estimateRequest(system, specs, this.messages);
+    const ask: Message[] = [...this.messages];
+    pushMerged(ask, { role: "user", blocks: [{ type: "text", text: SUMMARY_INSTRUCTION }] });
+    let reply: Message | undefined;
+    let usage: Usage | undefined;
+    const started = Date.now();
+    for await (const ev of this.provider.stream({
+      model: this.model,
+      system,
+      tools: specs,
+      messages: repairToolResults(ask),
+      effort: this.effort,
+      session_id: this.session.id,
+      signal,
+    })) {
+      if (ev.type === "done") {
+        reply = ev.message;
+        usage = ev.usage;
+      }
+    }
+    if (!reply || !usage) throw new Error("the summary request ended without a reply");
+    const text = reply.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
+    const summary = extractSummary(text);
+    if (!summary) throw new Error("the model returned an empty summary");
+    const content = summaryMessage({
+      summary,
+      transcript: this.session.location,
+      todos: openTodos(this.messages),
+      files: changedFiles(this.history()),
+      midTurn,
+    });
+    const after = estimateRequest(system, specs, []) + estimateTokens(content);
+    const result: CompactResult = { summary, trigger, before_tokens: before, after_tokens: after, saved_tokens: Math.max(0, before - after) };
+    this.#append({ type: "usage", usage, model: `${this.providerName}/${reply.model ?? this.model}` });
+    emit({ type: "usage", usage: this.#usageInfo(usage, reply.model ?? this.model, Date.now() - started) });
+    this.#append({ type: "compaction", summary: content, data: { ...result, summary: undefined } });
+    this.messages = [{ role: "user", blocks: [{ type: "text", text: content }] }];
+    this.lastContextTokens = after;
+    this.compactions++;
+    this.compactionSavedTokens += result.saved_tokens;
+    emit({ type: "compacted", summary, compaction: { trigger, before_tokens: before, after_tokens: after, saved_tokens: result.saved_tokens, estimated: true } });
+    return result;
+  }
+
+  /** Compactions of this session so far, and the tokens they freed (estimates). */
+  compactions = 0;
+  compactionSavedTokens = 0;
+
+  /**
+   * `/compact`: summarizes now. Events go to `onEvent` (a `compacted` event, usage).
+   * @throws Error while a turn runs, or when the summary request fails.
+   */
+  async compact(trigger: "manual" = "manual", onEvent?: (e: AgentEvent) => void): Promise<CompactResult> {
+    if (this.#running) throw new Error("cannot compact while a turn is running");
+    if (!this.messages.length) throw new Error("nothing to compact yet");
+    const ctrl = new AbortController();
+    this.#running = ctrl;
+    const ch = new Channel<AgentEvent>();
+    try {
+      const { tools } = await this.context();
+      return await this.#compact(trigger, tools, ctrl.signal, (e) => {
+        this.#emit(ch, e);
+        onEvent?.(e);
+      }, false);
+    } finally {
+      this.#running = undefined;
+      ch.close();
+    }
   }
 
   /** Fires `sessionEnd` and closes the session. */
