@@ -100,7 +100,10 @@ export function isPrompt(m: Message): boolean {
 
 /** State rebuilt from a session's entries. */
 export interface Replayed {
-  /** The active context: messages after the latest compaction, consecutive user messages merged. */
+  /**
+   * The active context: messages after the latest compaction (or `/clear`, which empties it),
+   * consecutive user messages merged.
+   */
   messages: Message[];
   /** Every message ever written, for display. */
   all: Message[];
@@ -119,6 +122,9 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
     if (e.type === "message" && e.message) {
       all.push(e.message);
       pushMerged(messages, e.message);
+    } else if (e.type === "compaction" && e.data?.clear === true) {
+      // `/clear` (Agent.clear) writes this: a fresh, empty context, not a summary.
+      messages = [];
     } else if (e.type === "compaction" && e.summary !== undefined) {
       compactions++;
       messages = [{ role: "user", blocks: [{ type: "text", text: e.summary }] }];

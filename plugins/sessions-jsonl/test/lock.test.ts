@@ -1,0 +1,82 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { meta, tempStore, user } from "./helpers.js";
+
+const CHILD = fileURLToPath(new URL("./fixtures/open-session.mjs", import.meta.url));
+const ROOT_DIR = fileURLToPath(new URL("../../../", import.meta.url));
+
+let t: ReturnType<typeof tempStore>;
+beforeEach(() => {
+  t = tempStore();
+});
+afterEach(() => t.done());
+
+/** Runs the child to completion and returns its JSON answer. */
+function childTry(id: string, mode = "try"): { ok?: boolean; error?: string } {
+  const r = spawnSync(process.execPath, [CHILD, t.root, t.cwd, id, mode], { cwd: ROOT_DIR, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`child failed (${r.status}): ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split("\n").at(-1)!);
+}
+
+// Children load the TypeScript sources through jiti; on a busy machine with a cold jiti cache
+// that alone can take tens of seconds.
+describe("one writer per session", { timeout: 120_000 }, () => {
+  it("a second process gets the one-line 'already open' error naming our pid", async () => {
+    const h = await t.store.create(meta(t.cwd));
+    const r = childTry(h.id);
+    expect(r.error).toMatch(new RegExp(`^session ${h.id} is already open for writing in another process \\(pid ${process.pid}\\)`));
+    expect(r.error).not.toContain("\n");
+    await h.close();
+    expect(childTry(h.id)).toEqual({ ok: true, pid: expect.any(Number) });
+  });
+
+  it("while a live child holds it we are refused; once it is killed the stale lock is taken over", async () => {
+    const h = await t.store.create(meta(t.cwd));
+    h.append({ type: "message", message: user("hello") });
+    await h.close();
+
+    const child = spawn(process.execPath, [CHILD, t.root, t.cwd, h.id, "hold"], { cwd: ROOT_DIR, stdio: ["pipe", "pipe", "inherit"] });
+    const first = await new Promise<string>((resolve) => createInterface({ input: child.stdout! }).once("line", resolve));
+    expect(JSON.parse(first)).toEqual({ ok: true, pid: child.pid });
+
+    await expect(t.store.open(t.cwd, h.id)).rejects.toThrow(`session ${h.id} is already open for writing in another process (pid ${child.pid})`);
+
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+    // The dead child's lock file is still there, naming its pid.
+    expect(readFileSync(`${h.location}.lock`, "utf8").trim()).toBe(String(child.pid));
+    const again = await t.store.open(t.cwd, h.id);
+    expect(readFileSync(`${h.location}.lock`, "utf8").trim()).toBe(String(process.pid));
+    await again.close();
+  });
+
+  it("a stale lock with a dead pid (or our own pid from an earlier life) is taken over", async () => {
+    const h = await t.store.create(meta(t.cwd));
+    await h.close();
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    writeFileSync(`${h.location}.lock`, `${dead.stdout}\n`);
+    const a = await t.store.open(t.cwd, h.id);
+    await a.close();
+    writeFileSync(`${h.location}.lock`, `${process.pid}\n`);
+    const b = await t.store.open(t.cwd, h.id);
+    await b.close();
+    expect(existsSync(`${h.location}.lock`)).toBe(false);
+  });
+
+  it("the same process cannot open a session twice", async () => {
+    const h = await t.store.create(meta(t.cwd));
+    await expect(t.store.open(t.cwd, h.id)).rejects.toThrow(/already open for writing in this process/);
+    await h.close();
+  });
+
+  it("a process that exits without closing releases its lock", async () => {
+    const h = await t.store.create(meta(t.cwd));
+    await h.close();
+    expect(childTry(h.id, "exit").ok).toBe(true);
+    expect(existsSync(`${h.location}.lock`)).toBe(false);
+  });
+});
