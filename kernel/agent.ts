@@ -56,6 +56,8 @@ export interface AgentOptions {
   continue?: boolean;
   /** With resume/continue: branch into a new session instead of appending. */
   fork?: boolean;
+  /** An already open session to continue in (a branch just made by `/fork` or `/rewind`). */
+  session?: SessionHandle;
   /** Model rounds per turn (settings `max_turns`, default 200). */
   maxTurns?: number;
   checkpoints?: CheckpointStore;
@@ -191,10 +193,10 @@ export class Agent {
       throw new ConfigError(`unknown mode "${mode}": use one of ${PERMISSION_MODES.join(", ")}`);
     }
     const store = host.sessionStore;
-    let prior: SessionHandle | undefined;
+    let prior: SessionHandle | undefined = opts.session;
     if ((opts.resume || opts.continue) && !store) throw new ConfigError("cannot resume: no session store plugin is loaded");
     if (opts.fork && !opts.resume && !opts.continue) throw new ConfigError("--fork needs a session to branch from: add -c or --resume <id>");
-    if (store && (opts.resume || opts.continue)) {
+    if (!prior && store && (opts.resume || opts.continue)) {
       let id = opts.resume;
       if (!id) {
         const list = await store.list(host.cwd);

@@ -108,6 +108,21 @@ export interface Sandbox {
   summary?: string;
 }
 
+/**
+ * What a front end lets commands do beyond printing. Every method is optional: a command that
+ * needs one the front end lacks says so to the user.
+ */
+export interface CommandUi {
+  /** Makes `agent` the front end's current agent (after `/new`, `/resume`, `/fork`, `/rewind`). */
+  switchAgent?(agent: Agent): void;
+  /** Puts text into the composer for editing (`/rewind` puts the prompt back). */
+  setInput?(text: string): void;
+  /** Copies text to the clipboard (`/copy`). */
+  copy?(text: string): Promise<void>;
+  /** Ends the interactive session (`/quit`). */
+  quit?(): void;
+}
+
 /** What a slash command receives. */
 export interface CommandContext {
   host: Host;
@@ -116,6 +131,7 @@ export interface CommandContext {
   args: string;
   /** Shows a line to the user (rendered as a notice by every front end). */
   print(text: string): void;
+  ui?: CommandUi;
 }
 
 /** A slash command (`/undo`, `/cost`, a skill, a custom command). */
