@@ -1,18 +1,81 @@
 /**
- * Settings and config files (LARIK-REFERENCE §26).
- * STUB: the interface is fixed; the implementation is being written.
+ * Settings and config files (LARIK-REFERENCE §26, §31; invariant 7: shared config may only
+ * tighten). The full user guide is `docs/config.md`.
+ *
+ * JSON layers, merged in this order (later wins where a key may be set at all):
+ *   personal `larik.config.ts` settings (trusted) → `~/.config/larik/config.json` (trusted) →
+ *   `.mcp.json` (shared; `mcpServers` only) → `.larik/settings.json` (shared) →
+ *   approved project `larik.config.ts` settings (trusted) → private project file (trusted).
+ * Shared files sit in the git root and, when different, in `cwd` (cwd after root).
  */
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, join, relative, sep } from "node:path";
 import type { Plugin } from "./plugin.js";
+import { ConfigError } from "./models.js";
+import { canonicalDir, configDir, gitRoot, privateProjectFile } from "./paths.js";
+import { checkSettings, DELEGATION_LEVELS, SettingsSchema, type SettingsIssue } from "./settings-schema.js";
+import {
+  evaluateConfig,
+  findPersonalConfig,
+  findProjectConfig,
+  oneLine,
+  readConfigSource,
+  resolvePluginSpecs,
+} from "./config-files.js";
 
-/** Merged, validated settings. Unknown keys are kept for plugins to read. */
+export { SettingsSchema } from "./settings-schema.js";
+export { findPersonalConfig, findProjectConfig, hashConfigContent, personalConfigFile } from "./config-files.js";
+
+/** `hooks` in Claude Code format (§14): event name → matcher groups (checked by the schema). */
+export type HooksSettings = Record<
+  string,
+  { matcher?: string; hooks: { type: "command" | "prompt"; command?: string; prompt?: string; model?: string; timeout?: number }[] }[]
+>;
+
+/**
+ * Merged, validated settings. Unknown keys are kept for plugins to read (from trusted files at
+ * the top level; from shared files only under `shared_extra`).
+ *
+ * Outputs that never come straight from a file:
+ * - `mcp_servers`: trusted servers (`mcpServers` is folded in); they start without approval.
+ * - `shared_mcp_servers`: servers from `.mcp.json` / `.larik/settings.json`; start only when
+ *   `approved_mcp_servers[name]` matches their config hash (§15).
+ * - `hooks`: trusted hooks (always run). `shared_hooks`: hooks from `.larik/settings.json`; run
+ *   only when `approved_project_hooks` matches their hash (§14).
+ * - `approved_*`: read only from the private project file.
+ * - `shared_extra`: keys Larik does not know, from shared files (a plugin reading one must treat
+ *   it as written by the repository's author).
+ */
 export type Settings = Record<string, unknown> & {
   model?: string;
   effort?: string;
   mode?: string;
+  /** Model rounds per turn (default 200). */
   max_turns?: number;
   permissions?: { allow?: string[]; deny?: string[] };
   providers?: Record<string, Record<string, unknown>>;
   models?: Record<string, Record<string, unknown>>;
+  roles?: Record<string, string>;
+  fallbacks?: Record<string, string[]>;
+  /** Seconds of stream silence; negative waits forever. */
+  stall_timeout?: number;
+  /** Trusted hooks, {@link HooksSettings} shape; typed loosely so callers may build them freely. */
+  hooks?: Record<string, unknown>;
+  shared_hooks?: Record<string, unknown>;
+  /** Server name → server config (§15). */
+  mcp_servers?: Record<string, unknown>;
+  /** Server name → server config; always present after loading (`{}` when the project has none). */
+  shared_mcp_servers?: Record<string, unknown>;
+  /** MCP server name → hash of its approved config. */
+  approved_mcp_servers?: Record<string, string>;
+  /** Hash of the approved shared hook set. */
+  approved_project_hooks?: string;
+  /** Absolute config-file path → sha256 hex of the approved content. */
+  approved_configs?: Record<string, string>;
+  sandbox?: Record<string, unknown> & { enabled?: boolean; network?: boolean; writable?: string[]; allowed_domains?: string[]; env_passthrough?: string[] };
+  shared_extra?: Record<string, unknown>;
 };
 
 /** The shape of `larik.config.ts`'s default export. */
@@ -38,18 +101,713 @@ export interface LoadedSettings {
   notices: string[];
 }
 
-export async function loadSettings(_cwd: string, _env: NodeJS.ProcessEnv = process.env): Promise<LoadedSettings> {
-  return { settings: {}, notices: [] };
+/** What {@link loadConfig} returns: settings plus the plugins the config files ask for. */
+export interface LoadedConfig extends LoadedSettings {
+  /** Plugins from `plugins` of the personal config, then of the approved project config. */
+  plugins: Plugin[];
+  /** A preset replacing the default one (project config's wins over personal's), resolved. */
+  preset?: Plugin[];
+  /** Plugin names to leave out (union of both configs). */
+  disable: string[];
+  /** Config files that were evaluated, canonical absolute paths. */
+  configFiles: string[];
+}
+
+/** Where a settings file sits in the trust model. */
+export type SettingsTrust = "personal" | "shared" | "private";
+
+/** A settings file and its trust level, in merge order. */
+export interface SettingsFile {
+  path: string;
+  trust: SettingsTrust;
+  kind: "config.json" | ".mcp.json" | "settings.json" | "project";
+}
+
+/** Kernel default for `max_turns` (§0: 200 rounds); shared files may only go below it. */
+const DEFAULT_MAX_TURNS = 200;
+/** Default per-role turn cap (§11 `role_options.<role>.max_turns`). */
+const DEFAULT_ROLE_MAX_TURNS = 100;
+/** Default budget warning fraction (§9 `budget.warn_at`). */
+const DEFAULT_WARN_AT = 0.8;
+/** Assumed delegation level when no trusted file sets one; shared files may only go down from it. */
+const DEFAULT_DELEGATION = "balanced";
+/** Keys computed by the loader; files may not set them. */
+const RESERVED = new Set(["shared_hooks", "shared_mcp_servers", "shared_extra"]);
+const APPROVALS = new Set(["approved_mcp_servers", "approved_project_hooks", "approved_configs"]);
+/** Keys a shared file may set like a personal one: they widen nothing (§26 leaves them open). */
+const SHARED_NEUTRAL = new Set([
+  "language",
+  "theme",
+  "appearance",
+  "verbose",
+  "spinner_tips",
+  "auto_compact",
+  "token_saver",
+  "notifications",
+  "tool_search",
+]);
+const KNOWN_KEYS = new Set(Object.keys(SettingsSchema.shape));
+/** Maps whose entries are whole units (a server, a provider): a bad field drops its entry. */
+const UNIT_MAPS = new Set(["mcp_servers", "providers", "models", "lsp", "role_options", "fallbacks", "model_sampling"]);
+/** A lock older than this (ms) is taken to belong to a crashed process. */
+const LOCK_STALE_MS = 5_000;
+/** How long to wait for a live lock (ms); longer than stale so a crashed holder never blocks. */
+const LOCK_WAIT_MS = 10_000;
+
+// ───────────────────────── file names and labels ─────────────────────────
+
+/** The personal settings file: `$XDG_CONFIG_HOME/larik/config.json` or `~/.config/larik/config.json`. */
+export function personalSettingsFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(configDir(env), "config.json");
+}
+
+/** Every JSON settings file of `cwd`, existing or not, in merge order (private last). */
+export function settingsFiles(cwd: string, env: NodeJS.ProcessEnv = process.env): SettingsFile[] {
+  const dir = canonicalDir(cwd);
+  const root = gitRoot(dir) ?? dir;
+  const dirs = root === dir ? [dir] : [root, dir];
+  return [
+    { path: personalSettingsFile(env), trust: "personal", kind: "config.json" },
+    ...dirs.map((d): SettingsFile => ({ path: join(d, ".mcp.json"), trust: "shared", kind: ".mcp.json" })),
+    ...dirs.map((d): SettingsFile => ({ path: join(d, ".larik", "settings.json"), trust: "shared", kind: "settings.json" })),
+    { path: privateProjectFile(dir, env), trust: "private", kind: "project" },
+  ];
+}
+
+/** A path as shown in messages: `~/…` under the home directory, relative under `cwd`, else absolute. */
+export function displayPath(file: string, cwd: string, env: NodeJS.ProcessEnv = process.env): string {
+  const home = env.HOME || homedir();
+  const cfg = configDir(env);
+  const under = (base: string) => file === base || file.startsWith(base.endsWith(sep) ? base : base + sep);
+  if (under(cfg) && under(home)) return "~" + file.slice(home.replace(/\/+$/, "").length);
+  const canonCwd = canonicalDir(cwd);
+  const root = gitRoot(canonCwd) ?? canonCwd;
+  if (under(root)) return relative(canonCwd, file) || file;
+  if (under(home)) return "~" + file.slice(home.replace(/\/+$/, "").length);
+  return file;
+}
+
+// ───────────────────────── reading JSON ─────────────────────────
+
+type ReadResult = { kind: "missing" } | { kind: "ok"; data: Record<string, unknown> } | { kind: "error"; message: string };
+
+/** Line and column (1-based) of a character offset. */
+function lineColumn(text: string, pos: number): string {
+  const before = text.slice(0, pos);
+  const line = before.split("\n").length;
+  const column = pos - before.lastIndexOf("\n");
+  return `line ${line}, column ${column}`;
+}
+
+function errorPosition(text: string, message: string): number | undefined {
+  const m = /at position (\d+)/.exec(message);
+  if (m) return Number(m[1]);
+  // V8 gives no offset for some errors ("Unexpected token '}', … is not valid JSON"): find the
+  // longest prefix that is still an unfinished-but-valid start of JSON; the error is right after it.
+  const viable = (n: number): boolean => {
+    try {
+      JSON.parse(text.slice(0, n));
+      return true;
+    } catch (e) {
+      const msg = (e as Error).message;
+      if (/Unexpected end of JSON input/.test(msg)) return true;
+      const p = /at position (\d+)/.exec(msg);
+      return !!p && Number(p[1]) >= n;
+    }
+  };
+  let lo = 0;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (viable(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Parses settings JSON text; "" or whitespace means no settings (§26 "Empty files = no settings"). */
+export function parseSettingsJson(text: string, label: string): ReadResult {
+  if (!text.trim()) return { kind: "missing" };
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    const raw = (err as Error).message;
+    const pos = errorPosition(text, raw);
+    const what = raw.replace(/ in JSON at position \d+.*$/, "").replace(/, ".*" is not valid JSON$/s, "");
+    return { kind: "error", message: `${label}: invalid JSON at ${lineColumn(text, pos ?? text.length)}: ${what}` };
+  }
+  if (!data || typeof data !== "object" || Array.isArray(data)) {
+    return { kind: "error", message: `${label}: expected a JSON object ({ … }) at the top level` };
+  }
+  return { kind: "ok", data: data as Record<string, unknown> };
+}
+
+async function readSettingsFile(file: string, label: string): Promise<ReadResult> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
+    return { kind: "error", message: `${label}: cannot read it (${code ?? oneLine(err)})` };
+  }
+  // A leading BOM is legal in files from some editors but not in JSON.parse.
+  return parseSettingsJson(text.replace(/^\uFEFF/, ""), label);
+}
+
+/** Reads a trusted file: missing → {}, any problem → ConfigError. */
+async function readTrusted(file: string, label: string): Promise<Record<string, unknown>> {
+  const r = await readSettingsFile(file, label);
+  if (r.kind === "error") throw new ConfigError(r.message);
+  return r.kind === "ok" ? r.data : {};
+}
+
+function issueError(label: string, issues: SettingsIssue[]): ConfigError {
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
+  return new ConfigError(`${label}: ${issues[0]!.message}${more}`);
+}
+
+/** Validates a trusted layer. @throws ConfigError naming the file and the key. */
+function validateTrusted(data: Record<string, unknown>, label: string): Record<string, unknown> {
+  const r = checkSettings(data);
+  if (!r.ok) throw issueError(label, r.issues);
+  return r.value;
+}
+
+function deletePath(obj: Record<string, unknown>, path: (string | number)[]): void {
+  let cur: unknown = obj;
+  for (const k of path.slice(0, -1)) {
+    if (!cur || typeof cur !== "object") return;
+    cur = (cur as Record<string | number, unknown>)[k];
+  }
+  if (cur && typeof cur === "object") delete (cur as Record<string | number, unknown>)[path[path.length - 1]!];
+}
+
+/** Validates a shared layer: each bad value is dropped with a one-line notice, the rest kept. */
+function validateShared(data: Record<string, unknown>, label: string, notices: string[]): Record<string, unknown> {
+  const copy = structuredClone(data);
+  for (let round = 0; round < 100; round++) {
+    const r = checkSettings(copy);
+    if (r.ok) return r.value;
+    for (const issue of r.issues) {
+      // Drop the whole list or entry holding the bad value, not one element of it: half an MCP
+      // server or provider would be a different server or provider than the one written.
+      let cut = issue.path.findIndex((k) => typeof k === "number");
+      if (cut === -1) cut = issue.path.length;
+      if (UNIT_MAPS.has(String(issue.path[0]))) cut = Math.min(cut, 2);
+      const path = issue.path.slice(0, cut);
+      if (!path.length) return {};
+      notices.push(`${label}: ignored ${issue.message}`);
+      deletePath(copy, path);
+    }
+  }
+  return {};
+}
+
+// ───────────────────────── merging ─────────────────────────
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === "object" && !Array.isArray(v);
+
+function deepMerge(a: unknown, b: unknown): unknown {
+  if (!isObject(a) || !isObject(b)) return structuredClone(b);
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = deepMerge(a[k], v);
+  return out;
+}
+
+const union = (a: unknown, b: unknown): string[] => [...new Set([...(Array.isArray(a) ? a : []), ...(Array.isArray(b) ? b : [])])] as string[];
+
+function concatHooks(into: Record<string, unknown> | undefined, add: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(into ?? {}) };
+  for (const [event, groups] of Object.entries((add ?? {}) as HooksSettings)) {
+    out[event] = [...((out[event] as unknown[] | undefined) ?? []), ...structuredClone(groups)];
+  }
+  return out;
+}
+
+/** `mcpServers` and `statusLine` are Claude Code spellings; fold them into Larik's keys. */
+function normalize(data: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...data };
+  if (isObject(out.mcpServers)) out.mcp_servers = { ...out.mcpServers, ...(isObject(out.mcp_servers) ? out.mcp_servers : {}) };
+  delete out.mcpServers;
+  if (out.statusLine !== undefined && out.status_line === undefined) out.status_line = out.statusLine;
+  delete out.statusLine;
+  return out;
+}
+
+/** Drops keys a file may not set at its trust level, with one notice. */
+function dropNotAllowed(data: Record<string, unknown>, label: string, isPrivate: boolean, notices: string[]): Record<string, unknown> {
+  const out = { ...data };
+  const dropped: string[] = [];
+  for (const k of Object.keys(out)) {
+    if (RESERVED.has(k) || (!isPrivate && APPROVALS.has(k))) {
+      dropped.push(k);
+      delete out[k];
+    }
+  }
+  if (dropped.length) {
+    const why = [
+      dropped.some((k) => APPROVALS.has(k)) ? "approvals are read only from the private project file" : "",
+      dropped.some((k) => RESERVED.has(k)) ? "shared_* keys are computed by Larik" : "",
+    ];
+    notices.push(`${label}: ignored ${dropped.map((k) => `"${k}"`).join(", ")}: ${why.filter(Boolean).join("; ")}`);
+  }
+  return out;
+}
+
+/** Applies a trusted layer: later wins, objects merge, allow/deny rules and hooks accumulate. */
+function mergeTrusted(acc: Settings, data: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(data)) {
+    if (key === "permissions" && isObject(value)) {
+      const cur = (acc.permissions ?? {}) as Record<string, unknown>;
+      const next = deepMerge(cur, value) as Record<string, unknown>;
+      for (const k of ["allow", "deny"]) if (cur[k] !== undefined || value[k] !== undefined) next[k] = union(cur[k], value[k]);
+      acc.permissions = next as Settings["permissions"];
+    } else if (key === "hooks") {
+      acc.hooks = concatHooks(acc.hooks, value);
+    } else if (key === "mcp_servers" && isObject(value)) {
+      // A server is one unit: a later file replaces it whole rather than mixing transports.
+      acc.mcp_servers = { ...(acc.mcp_servers ?? {}), ...(structuredClone(value) as Record<string, Record<string, unknown>>) };
+    } else if (key === "skills" && isObject(value)) {
+      const cur = (acc.skills ?? {}) as Record<string, unknown>;
+      const next = deepMerge(cur, value) as Record<string, unknown>;
+      if (cur.hide !== undefined || value.hide !== undefined) next.hide = union(cur.hide, value.hide);
+      acc.skills = next;
+    } else {
+      acc[key] = deepMerge(acc[key], value);
+    }
+  }
+}
+
+/**
+ * Applies a shared layer (invariant 7): deny rules add up; caps may only go down; sandbox may
+ * only be enabled; features may only be turned off; hooks and MCP servers are kept apart for
+ * approval; everything else Larik knows is ignored with one notice naming the keys.
+ */
+function applyShared(acc: Settings, data: Record<string, unknown>, label: string, personalLabel: string, notices: string[]): void {
+  const ignored: string[] = [];
+  const get = (path: string[]): unknown => path.reduce<unknown>((o, k) => (isObject(o) ? o[k] : undefined), acc);
+  const set = (path: string[], value: unknown): void => {
+    let o: Record<string, unknown> = acc;
+    for (const k of path.slice(0, -1)) {
+      if (!isObject(o[k])) o[k] = {};
+      o = o[k] as Record<string, unknown>;
+    }
+    o[path[path.length - 1]!] = value;
+  };
+  /** Only lower a number: shared values above the current one are reported, not applied. */
+  const lower = (path: string[], value: unknown, dflt: number): void => {
+    if (typeof value !== "number") return;
+    const cur = get(path);
+    const current = typeof cur === "number" ? cur : dflt;
+    if (value <= current) set(path, value);
+    else ignored.push(`"${path.join(".")}" (may only lower it: ${value} > ${current})`);
+  };
+  /** Only move a flag one way (`to`); the other way is reported. */
+  const only = (path: string[], value: unknown, to: boolean): void => {
+    if (value === to) set(path, to);
+    else if (value !== undefined) ignored.push(`"${path.join(".")}" (may only be ${to})`);
+  };
+  const rest = (obj: Record<string, unknown>, prefix: string, handled: string[]): void => {
+    for (const k of Object.keys(obj)) if (!handled.includes(k)) ignored.push(`"${prefix}.${k}"`);
+  };
+
+  for (const [key, value] of Object.entries(data)) {
+    switch (key) {
+      case "permissions": {
+        const p = value as Record<string, unknown>;
+        if (p.deny !== undefined) set(["permissions", "deny"], union(get(["permissions", "deny"]), p.deny));
+        rest(p, "permissions", ["deny"]);
+        break;
+      }
+      case "max_turns":
+        lower([key], value, DEFAULT_MAX_TURNS);
+        break;
+      case "session_tokens":
+        lower([key], value, Infinity);
+        break;
+      case "budget": {
+        const b = value as Record<string, unknown>;
+        if (b.session_usd !== undefined) lower(["budget", "session_usd"], b.session_usd, Infinity);
+        if (b.warn_at !== undefined) lower(["budget", "warn_at"], b.warn_at, DEFAULT_WARN_AT);
+        if (b.session_tokens !== undefined) lower(["budget", "session_tokens"], b.session_tokens, Infinity);
+        rest(b, "budget", ["session_usd", "warn_at", "session_tokens"]);
+        break;
+      }
+      case "role_options":
+        for (const [role, opts] of Object.entries(value as Record<string, Record<string, unknown>>)) {
+          if (opts.max_turns !== undefined) lower(["role_options", role, "max_turns"], opts.max_turns, DEFAULT_ROLE_MAX_TURNS);
+          rest(opts, `role_options.${role}`, ["max_turns"]);
+        }
+        break;
+      case "delegation": {
+        const cur = typeof acc.delegation === "string" ? acc.delegation : DEFAULT_DELEGATION;
+        const rank = (v: unknown) => DELEGATION_LEVELS.indexOf(v as (typeof DELEGATION_LEVELS)[number]);
+        if (rank(value) <= rank(cur)) acc.delegation = value;
+        else ignored.push(`"delegation" (may only lower it: ${String(value)} > ${cur})`);
+        break;
+      }
+      case "sandbox": {
+        const s = value as Record<string, unknown>;
+        only(["sandbox", "enabled"], s.enabled, true);
+        rest(s, "sandbox", ["enabled"]);
+        break;
+      }
+      case "lsp":
+        for (const [name, opts] of Object.entries(value as Record<string, Record<string, unknown>>)) {
+          only(["lsp", name, "disabled"], opts.disabled, true);
+          rest(opts, `lsp.${name}`, ["disabled"]);
+        }
+        break;
+      case "web": {
+        const w = value as Record<string, unknown>;
+        only(["web", "fetch_disabled"], w.fetch_disabled, true);
+        if (isObject(w.search)) {
+          only(["web", "search", "disabled"], w.search.disabled, true);
+          rest(w.search, "web.search", ["disabled"]);
+        }
+        rest(w, "web", ["fetch_disabled", "search"]);
+        break;
+      }
+      case "memory":
+      case "browser": {
+        const f = value as Record<string, unknown>;
+        only([key, "enabled"], f.enabled, false);
+        rest(f, key, ["enabled"]);
+        break;
+      }
+      case "prompt_suggestions":
+        only([key], value, false);
+        break;
+      case "skills": {
+        const s = value as Record<string, unknown>;
+        if (s.hide !== undefined) set(["skills", "hide"], union(get(["skills", "hide"]), s.hide));
+        rest(s, "skills", ["hide"]);
+        break;
+      }
+      case "hooks":
+        acc.shared_hooks = concatHooks(acc.shared_hooks, value);
+        break;
+      case "mcp_servers":
+        acc.shared_mcp_servers = { ...(acc.shared_mcp_servers ?? {}), ...(structuredClone(value) as Record<string, Record<string, unknown>>) };
+        break;
+      default:
+        if (SHARED_NEUTRAL.has(key)) acc[key] = deepMerge(acc[key], value);
+        else if (KNOWN_KEYS.has(key)) ignored.push(`"${key}"`);
+        else acc.shared_extra = { ...(acc.shared_extra ?? {}), [key]: structuredClone(value) };
+    }
+  }
+  if (ignored.length) {
+    notices.push(
+      `${label}: ignored ${ignored.join(", ")}: a shared project file may only tighten settings (set these in ${personalLabel})`,
+    );
+  }
+}
+
+/** One input to the merge. */
+interface Layer {
+  label: string;
+  trust: SettingsTrust;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Merges layers in order. Trusted data must already be validated; shared data is validated here
+ * (bad values dropped with a notice).
+ */
+function mergeLayers(layers: Layer[], personalLabel: string, notices: string[]): Settings {
+  const acc: Settings = {};
+  for (const layer of layers) {
+    const data = dropNotAllowed(normalize(layer.data), layer.label, layer.trust === "private", notices);
+    if (layer.trust === "shared") applyShared(acc, validateShared(data, layer.label, notices), layer.label, personalLabel, notices);
+    else mergeTrusted(acc, data);
+  }
+  // Present even when empty, so the MCP plugin knows the loader already read `.mcp.json`.
+  acc.shared_mcp_servers ??= {};
+  return acc;
+}
+
+/** Reads the JSON files of `cwd` as layers (§26 order). @throws ConfigError for personal/private problems. */
+async function readJsonLayers(cwd: string, env: NodeJS.ProcessEnv, notices: string[]): Promise<{ before: Layer[]; shared: Layer[]; private: Layer }> {
+  const files = settingsFiles(cwd, env);
+  const before: Layer[] = [];
+  const shared: Layer[] = [];
+  let priv: Layer | undefined;
+  for (const f of files) {
+    const label = displayPath(f.path, cwd, env);
+    if (f.trust !== "shared") {
+      const data = validateTrusted(await readTrusted(f.path, label), label);
+      if (f.trust === "private") priv = { label, trust: f.trust, data };
+      else before.push({ label, trust: f.trust, data });
+      continue;
+    }
+    const r = await readSettingsFile(f.path, label);
+    if (r.kind === "error") notices.push(`${r.message} (file ignored)`);
+    if (r.kind !== "ok") continue;
+    let data = r.data;
+    if (f.kind === ".mcp.json") {
+      // `.mcp.json` is Claude Code's file: only its server list means anything to Larik.
+      const servers = r.data.mcpServers ?? r.data.mcp_servers;
+      if (servers === undefined) continue;
+      if (!isObject(servers)) {
+        notices.push(`${label}: ignored "mcpServers": expected an object of servers`);
+        continue;
+      }
+      data = { mcp_servers: servers };
+    }
+    shared.push({ label, trust: "shared", data });
+  }
+  return { before, shared, private: priv! };
+}
+
+/**
+ * Loads the layered JSON settings of `cwd` (no `larik.config.ts`; see {@link loadConfig}).
+ * @throws ConfigError when the personal or private file is malformed or has a bad value.
+ */
+export async function loadSettings(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedSettings> {
+  const notices: string[] = [];
+  const { before, shared, private: priv } = await readJsonLayers(cwd, env, notices);
+  const settings = mergeLayers([...before, ...shared, priv], displayPath(personalSettingsFile(env), cwd, env), notices);
+  return { settings, notices };
+}
+
+/** Splits a config's default export into its plugin keys and its settings keys. */
+function splitConfig(cfg: LarikConfig): { preset?: LarikConfig["preset"]; plugins: NonNullable<LarikConfig["plugins"]>; disable: string[]; settings: Record<string, unknown> } {
+  const { preset, plugins, disable, ...settings } = cfg;
+  return { preset, plugins: plugins ?? [], disable: disable ?? [], settings };
+}
+
+/**
+ * Loads everything the CLI needs from the config files of `cwd`: the layered settings plus the
+ * personal and (approved) project `larik.config.ts`.
+ *
+ * The personal config always runs. A project config runs only when the private project file has
+ * `approved_configs[<its canonical path>]` equal to the sha256 of its current content; otherwise
+ * it is skipped with a notice naming `larik config approve`. A project config that fails to load
+ * or has a bad setting is skipped with a notice (a clone must not block start-up).
+ *
+ * Returns `{ settings, notices, plugins, preset?, disable, configFiles }`.
+ * @throws ConfigError when a personal/private JSON file, or the personal config file, is broken.
+ */
+export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+  const notices: string[] = [];
+  const { before, shared, private: priv } = await readJsonLayers(cwd, env, notices);
+  const plugins: Plugin[] = [];
+  let preset: Plugin[] | undefined;
+  const disable = new Set<string>();
+  const configFiles: string[] = [];
+  let personalLayer: Layer | undefined;
+  let projectLayer: Layer | undefined;
+
+  const personalFile = await findPersonalConfig(env);
+  if (personalFile) {
+    const label = displayPath(personalFile, cwd, env);
+    let cfg: LarikConfig;
+    try {
+      cfg = await evaluateConfig(await readConfigSource(personalFile), env);
+    } catch (err) {
+      throw new ConfigError(`${label}: ${oneLine(err)}`);
+    }
+    const parts = splitConfig(cfg);
+    personalLayer = { label, trust: "personal", data: validateTrusted(parts.settings, label) };
+    const r = await resolvePluginSpecs(parts.plugins, personalFile, label, env);
+    plugins.push(...r.plugins);
+    notices.push(...r.notices);
+    if (parts.preset) {
+      const p = await resolvePluginSpecs(parts.preset, personalFile, label, env);
+      preset = p.plugins;
+      notices.push(...p.notices);
+    }
+    for (const d of parts.disable) disable.add(d);
+    configFiles.push(personalFile);
+  }
+
+  const projectFile = await findProjectConfig(cwd, env);
+  if (projectFile) {
+    const label = displayPath(projectFile, cwd, env);
+    const source = await readConfigSource(projectFile).catch((err: unknown) => {
+      notices.push(`${label} not loaded: cannot read it (${oneLine(err)})`);
+      return undefined;
+    });
+    const approved = (priv.data.approved_configs as Record<string, string> | undefined)?.[projectFile];
+    if (!source) {
+      // reported above
+    } else if (approved === undefined) {
+      notices.push(`${label} not loaded: a project config runs code, so it needs your approval; review it, then run \`larik config approve\``);
+    } else if (approved !== source.hash) {
+      notices.push(`${label} not loaded: it changed since you approved it; review it, then run \`larik config approve\``);
+    } else {
+      try {
+        const parts = splitConfig(await evaluateConfig(source, env));
+        const check = checkSettings(parts.settings);
+        if (!check.ok) throw issueError(label, check.issues);
+        const r = await resolvePluginSpecs(parts.plugins, projectFile, label, env);
+        const p = parts.preset ? await resolvePluginSpecs(parts.preset, projectFile, label, env) : undefined;
+        projectLayer = { label, trust: "personal", data: check.value };
+        plugins.push(...r.plugins);
+        notices.push(...r.notices, ...(p?.notices ?? []));
+        if (p) preset = p.plugins;
+        for (const d of parts.disable) disable.add(d);
+        configFiles.push(projectFile);
+      } catch (err) {
+        const msg = oneLine(err);
+        notices.push(`${msg.startsWith(label) ? msg : `${label}: ${msg}`} (config not loaded)`);
+      }
+    }
+  }
+
+  const layers: Layer[] = [
+    ...(personalLayer ? [personalLayer] : []),
+    ...before,
+    ...shared,
+    ...(projectLayer ? [projectLayer] : []),
+    priv,
+  ];
+  const settings = mergeLayers(layers, displayPath(personalSettingsFile(env), cwd, env), notices);
+  return { settings, notices, plugins, preset, disable: [...disable], configFiles };
+}
+
+/**
+ * Approves the project's `larik.config.ts` for `cwd` (`larik config approve`): records
+ * `approved_configs[<canonical path>] = sha256(content)` in the private project file. Pass
+ * `opts.hash` (the hash of the content the user reviewed) to refuse when the file changed since.
+ * Returns the file's canonical path and the recorded hash, or undefined when the project has no
+ * config file.
+ * @throws ConfigError when the file changed since `opts.hash` or cannot be read.
+ */
+export async function approveProjectConfig(
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { hash?: string } = {},
+): Promise<{ path: string; hash: string } | undefined> {
+  const file = await findProjectConfig(cwd, env);
+  if (!file) return undefined;
+  const label = displayPath(file, cwd, env);
+  const { hash } = await readConfigSource(file).catch((err: unknown) => {
+    throw new ConfigError(`${label}: cannot read it (${oneLine(err)})`);
+  });
+  if (opts.hash !== undefined && opts.hash !== hash) {
+    throw new ConfigError(`${label} changed while you were reviewing it: review it again, then approve`);
+  }
+  await updatePrivateProjectSettings(
+    cwd,
+    (cur) => ({ ...cur, approved_configs: { ...(isObject(cur.approved_configs) ? cur.approved_configs : {}), [file]: hash } }),
+    env,
+  );
+  return { path: file, hash };
+}
+
+// ───────────────────────── writing ─────────────────────────
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Runs `fn` holding `<file>.lock`, a sidecar created with O_EXCL. A lock older than 5 s is taken
+ * to be left by a crashed process and removed; a live one is waited for up to 10 s.
+ * @throws ConfigError when the lock stays held.
+ */
+async function withFileLock<T>(file: string, label: string, fn: () => Promise<T>): Promise<T> {
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  let delay = 5;
+  for (;;) {
+    try {
+      const h = await open(lock, "wx", 0o600);
+      try {
+        await h.writeFile(`${process.pid}\n`);
+      } finally {
+        await h.close();
+      }
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    }
+    try {
+      const st = await stat(lock);
+      if (Date.now() - st.mtimeMs > LOCK_STALE_MS) {
+        await unlink(lock).catch(() => {});
+        continue;
+      }
+    } catch {
+      continue; // released between our open and stat: try again at once
+    }
+    if (Date.now() > deadline) {
+      throw new ConfigError(`${label}: not saved: another Larik holds ${lock}; try again (delete the lock file if no Larik is running)`);
+    }
+    await sleep(delay + Math.random() * delay);
+    delay = Math.min(delay * 2, 100);
+  }
+  try {
+    return await fn();
+  } finally {
+    await unlink(lock).catch(() => {});
+  }
+}
+
+/** Writes `text` to `file` atomically (temp file in the same directory, then rename), mode 0600. */
+async function writeAtomic(file: string, text: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  try {
+    await writeFile(tmp, text, { mode: 0o600, flag: "wx" });
+    await rename(tmp, file);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Read-modify-write of one JSON settings file under its lock (§26 "Writes"): `update` gets the
+ * current content (unknown keys included; `{}` when absent or empty) and returns the new content,
+ * which must pass the settings schema. Directories are created 0700, the file is written 0600.
+ * @throws ConfigError when the current file is malformed, the result is invalid, or the lock stays held.
+ */
+export async function updateSettingsFile(
+  file: string,
+  update: (current: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>,
+  label: string = file,
+): Promise<Record<string, unknown>> {
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  return withFileLock(file, label, async () => {
+    const current = await readTrusted(file, label);
+    const next = await update(structuredClone(current));
+    if (!isObject(next)) throw new ConfigError(`${label}: not saved: the update did not return an object`);
+    const check = checkSettings(next);
+    if (!check.ok) throw new ConfigError(`${label}: not saved: ${check.issues[0]!.message}`);
+    await writeAtomic(file, JSON.stringify(next, null, 2) + "\n");
+    return next;
+  });
 }
 
 /**
  * Reads, updates and atomically rewrites the private per-project settings file
- * (`~/.config/larik/projects/<dir>-<hash>.json`), preserving unknown keys.
+ * (`~/.config/larik/projects/<dir>-<hash>.json`), preserving unknown keys. The `projects/`
+ * directory is kept at 0700 and the file at 0600.
+ * @throws ConfigError as {@link updateSettingsFile}.
  */
 export async function updatePrivateProjectSettings(
-  _cwd: string,
-  _update: (current: Record<string, unknown>) => Record<string, unknown>,
-  _env: NodeJS.ProcessEnv = process.env,
+  cwd: string,
+  update: (current: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
-  throw new Error("not implemented yet");
+  const file = privateProjectFile(cwd, env);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  // mkdir's mode only applies to directories it creates; the projects folder is always ours.
+  await chmod(dirname(file), 0o700).catch(() => {});
+  await updateSettingsFile(file, update, displayPath(file, cwd, env));
 }
+
+/**
+ * Reads, updates and atomically rewrites the personal `config.json` (what `/model`, `/mode`
+ * and the config editors save), preserving unknown keys; written 0600 since it may hold keys.
+ * @throws ConfigError as {@link updateSettingsFile}.
+ */
+export async function updatePersonalSettings(
+  update: (current: Record<string, unknown>) => Record<string, unknown> | Promise<Record<string, unknown>>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const file = personalSettingsFile(env);
+  await updateSettingsFile(file, update, displayPath(file, process.cwd(), env));
+}
+

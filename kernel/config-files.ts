@@ -1,0 +1,203 @@
+/**
+ * `larik.config.ts` files (DESIGN.md "Layout"; trust per LARIK-REFERENCE §26 and invariant 7):
+ * finding them, hashing them for approval, evaluating them with jiti, and turning plugin specs
+ * into plugin values. jiti is imported only when a config file exists.
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Jiti } from "jiti";
+import type { Plugin } from "./plugin.js";
+import type { LarikConfig, PluginSpec } from "./config.js";
+import { canonicalDir, configDir, gitRoot } from "./paths.js";
+
+/** File names looked for, first found wins in each directory. */
+export const CONFIG_FILE_NAMES = ["larik.config.ts", "larik.config.mts", "larik.config.js", "larik.config.mjs"] as const;
+
+/** The personal config file (`~/.config/larik/larik.config.ts`), whether or not it exists. */
+export function personalConfigFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(configDir(env), CONFIG_FILE_NAMES[0]);
+}
+
+async function firstExisting(dir: string): Promise<string | undefined> {
+  for (const name of CONFIG_FILE_NAMES) {
+    const p = join(dir, name);
+    try {
+      await readFile(p);
+      return p;
+    } catch {
+      // not there (or unreadable): try the next name
+    }
+  }
+  return undefined;
+}
+
+/** The personal config file that exists (any of {@link CONFIG_FILE_NAMES}), or undefined. */
+export async function findPersonalConfig(env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  return firstExisting(configDir(env));
+}
+
+/**
+ * The project's config file: the nearest `larik.config.ts` (or .mts/.js/.mjs) in `cwd` or a
+ * parent, stopping at the git root (only `cwd` outside a repository). Returns its canonical
+ * absolute path, or undefined. The personal config directory is never treated as a project.
+ */
+export async function findProjectConfig(cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  const personalDir = canonicalDir(configDir(env));
+  let dir = canonicalDir(cwd);
+  const root = gitRoot(dir) ?? dir;
+  for (;;) {
+    if (dir !== personalDir) {
+      const hit = await firstExisting(dir);
+      if (hit) return hit;
+    }
+    if (dir === root) return undefined;
+    const up = dirname(dir);
+    if (up === dir) return undefined;
+    dir = up;
+  }
+}
+
+/** sha256 hex of a config file's bytes: what an approval pins (`approved_configs`). */
+export function hashConfigContent(content: string | Buffer): string {
+  return createHash("sha256").update(content).digest("hex");
+}
+
+/** A config file read once: its text and hash, so the bytes approved are the bytes evaluated. */
+export interface ConfigSource {
+  /** Absolute path. */
+  file: string;
+  content: string;
+  /** sha256 hex of `content`. */
+  hash: string;
+}
+
+/** Reads a config file and hashes it. @throws the fs error when it cannot be read. */
+export async function readConfigSource(file: string): Promise<ConfigSource> {
+  const buf = await readFile(file);
+  return { file, content: buf.toString("utf8"), hash: hashConfigContent(buf) };
+}
+
+/**
+ * A jiti instance that resolves modules relative to `file`. The bare import `larik` always maps
+ * to this kernel's public module, so a config in `~/.config/larik` can `import { defineConfig }
+ * from "larik"` without a local install and shares the running kernel; `zod` maps to the
+ * kernel's zod when nothing closer provides one (tool schemas must be zod 4). Module cache off:
+ * `/reload` must see edited files.
+ */
+async function jitiFor(file: string, env: NodeJS.ProcessEnv): Promise<Jiti> {
+  const [{ createJiti }, kernel, zod] = await Promise.all([import("jiti"), import("./index.js"), import("zod")]);
+  const id = file.startsWith("file:") ? file : pathToFileURL(file).href;
+  const fsCache = await transformCacheDir(env);
+  const probe = createJiti(id, { moduleCache: false, fsCache });
+  const virtualModules: Record<string, unknown> = { larik: kernel };
+  if (!probe.esmResolve("zod", { try: true })) virtualModules.zod = zod;
+  return createJiti(id, { moduleCache: false, fsCache, virtualModules });
+}
+
+/**
+ * jiti's transpile cache, kept private (`$XDG_CACHE_HOME/larik/jiti`, 0700): its default,
+ * a shared `/tmp/jiti`, would let another local user plant code for a predictable file name.
+ * Returns false (no cache) when the directory cannot be made.
+ */
+async function transformCacheDir(env: NodeJS.ProcessEnv): Promise<string | false> {
+  const dir = join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache"), "larik", "jiti");
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return dir;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Evaluates a config source with jiti (TypeScript and ESM, top-level await allowed) and returns
+ * its default export. The text evaluated is exactly `source.content` (the hashed bytes);
+ * modules it imports are read from disk as usual.
+ * @throws Error naming the file when evaluation fails or the default export is not an object.
+ */
+export async function evaluateConfig(source: ConfigSource, env: NodeJS.ProcessEnv = process.env): Promise<LarikConfig> {
+  const jiti = await jitiFor(source.file, env);
+  let mod: unknown;
+  try {
+    mod = await jiti.evalModule(source.content, { filename: source.file, id: source.file, async: true });
+  } catch (err) {
+    throw new Error(`failed to load: ${oneLine(err)}`);
+  }
+  const value = mod && typeof mod === "object" && "default" in mod ? (mod as { default: unknown }).default : mod;
+  if (!value || typeof value !== "object" || Array.isArray(value)) {
+    throw new Error("expected `export default defineConfig({ ... })`");
+  }
+  const cfg = value as LarikConfig;
+  for (const key of ["preset", "plugins"] as const) {
+    if (cfg[key] !== undefined && !Array.isArray(cfg[key])) throw new Error(`"${key}": expected a list of plugins or module paths`);
+  }
+  if (cfg.disable !== undefined && (!Array.isArray(cfg.disable) || cfg.disable.some((d) => typeof d !== "string"))) {
+    throw new Error(`"disable": expected a list of plugin names`);
+  }
+  return cfg;
+}
+
+/** True for a value shaped like a plugin (`{ name, setup }`). */
+export function isPlugin(value: unknown): value is Plugin {
+  return (
+    !!value &&
+    typeof value === "object" &&
+    typeof (value as Plugin).name === "string" &&
+    typeof (value as Plugin).setup === "function"
+  );
+}
+
+/**
+ * Turns plugin specs into plugin values, in order. A string spec is a module path relative to
+ * `file` (`./plugins/x.ts`), an absolute path, or a package name resolved from `file`'s
+ * directory and then from Larik's own install; its default export must be a plugin or a list of
+ * plugins (a preset module). A spec that cannot be used is skipped with a one-line notice.
+ */
+export async function resolvePluginSpecs(
+  specs: readonly PluginSpec[],
+  file: string,
+  label: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ plugins: Plugin[]; notices: string[] }> {
+  const plugins: Plugin[] = [];
+  const notices: string[] = [];
+  let jiti: Jiti | undefined;
+  let own: Jiti | undefined;
+  for (const [i, spec] of specs.entries()) {
+    if (typeof spec !== "string") {
+      if (isPlugin(spec)) plugins.push(spec);
+      else notices.push(`${label}: plugin #${i + 1} skipped: expected definePlugin({ name, setup }) or a module path`);
+      continue;
+    }
+    try {
+      jiti ??= await jitiFor(file, env);
+      let id: string | undefined;
+      if (spec.startsWith(".") || isAbsolute(spec)) id = resolve(dirname(file), spec);
+      else {
+        id = jiti.esmResolve(spec, { try: true });
+        if (!id) {
+          own ??= await jitiFor(import.meta.url, env);
+          id = own.esmResolve(spec, { try: true });
+        }
+        if (!id) throw new Error(`cannot find package "${spec}" from ${dirname(file)} (install it there)`);
+      }
+      const value = await jiti.import<unknown>(id, { default: true });
+      const list = Array.isArray(value) ? value : [value];
+      const bad = list.findIndex((p) => !isPlugin(p));
+      if (bad >= 0) throw new Error("its default export is not a plugin: expected `export default definePlugin({ name, setup })`");
+      plugins.push(...(list as Plugin[]));
+    } catch (err) {
+      notices.push(`${label}: plugin "${spec}" skipped: ${oneLine(err)}`);
+    }
+  }
+  return { plugins, notices };
+}
+
+/** An error's message on one line. */
+export function oneLine(err: unknown): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  return msg.split("\n").find((l) => l.trim())?.trim() ?? "unknown error";
+}

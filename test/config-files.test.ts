@@ -1,0 +1,256 @@
+/**
+ * `larik.config.ts` loading, plugin specs and project-config approval (docs/config.md), with real
+ * files evaluated by jiti in a temporary HOME and a real git repository.
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  approveProjectConfig,
+  ConfigError,
+  findProjectConfig,
+  hashConfigContent,
+  Host,
+  loadConfig,
+  privateProjectFile,
+} from "../kernel/index.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+let base: string;
+let home: string;
+let repo: string;
+let env: NodeJS.ProcessEnv;
+
+beforeEach(() => {
+  base = mkdtempSync(join(tmpdir(), "larik-cfgts-"));
+  home = join(base, "home");
+  repo = join(base, "repo");
+  mkdirSync(home, { recursive: true });
+  mkdirSync(repo, { recursive: true });
+  execFileSync("git", ["init", "-q", repo]);
+  env = { HOME: home, PATH: process.env.PATH };
+});
+afterEach(() => rmSync(base, { recursive: true, force: true }));
+
+function write(file: string, text: string): string {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+  return file;
+}
+const cfgDir = () => join(home, ".config", "larik");
+
+/** A project config that leaves a marker file when its code runs. */
+function projectConfig(extra = "", dir = repo): string {
+  const marker = join(base, "project-config-ran");
+  return write(
+    join(dir, "larik.config.ts"),
+    `import { writeFileSync } from "node:fs";
+import { defineConfig } from "larik";
+writeFileSync(${JSON.stringify(marker)}, "ran");
+export default defineConfig({
+  plugins: ["./tools/team.ts"],
+  mode: "accept-edits",
+  permissions: { allow: ["bash(make *)"] },
+  ${extra}
+});
+`,
+  );
+}
+const ran = () => existsSync(join(base, "project-config-ran"));
+function teamPlugin(): void {
+  write(
+    join(repo, "tools", "team.ts"),
+    `import { definePlugin } from "larik";
+const name: string = "team";
+export default definePlugin({ name, setup(ctx) { ctx.notice("team plugin set up"); } });
+`,
+  );
+}
+
+describe("personal larik.config.ts", () => {
+  it("always runs: plugins in order, settings trusted, config.json wins over it", async () => {
+    write(
+      join(cfgDir(), "larik.config.ts"),
+      `import { defineConfig, definePlugin } from "larik";
+const inline = definePlugin({ name: "inline", setup() {} });
+const turns: number = await Promise.resolve(42);
+export default defineConfig({
+  plugins: [inline, "./local-plugin.ts"],
+  disable: ["web"],
+  model: "from-code",
+  mode: "yolo",
+  max_turns: turns,
+  my_plugin_option: { colour: "teal" },
+});
+`,
+    );
+    write(join(cfgDir(), "local-plugin.ts"), `export default { name: "local", setup() {} };\n`);
+    write(join(cfgDir(), "config.json"), JSON.stringify({ model: "from-json" }));
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual([]);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["inline", "local"]);
+    expect(cfg.disable).toEqual(["web"]);
+    expect(cfg.preset).toBeUndefined();
+    expect(cfg.settings.model).toBe("from-json");
+    expect(cfg.settings.mode).toBe("yolo");
+    expect(cfg.settings.max_turns).toBe(42);
+    expect(cfg.settings.my_plugin_option).toEqual({ colour: "teal" });
+    expect(cfg.settings.plugins).toBeUndefined();
+    expect(cfg.configFiles).toEqual([join(cfgDir(), "larik.config.ts")]);
+  });
+
+  it("a broken personal config stops Larik with a one-line error naming the file", async () => {
+    write(join(cfgDir(), "larik.config.ts"), `export default defineConfig({ max_turns: "ten" });\n`);
+    await expect(loadConfig(repo, env)).rejects.toThrow(/^~\/\.config\/larik\/larik\.config\.ts: failed to load: .*defineConfig/);
+    write(join(cfgDir(), "larik.config.ts"), `export default { max_turns: "ten" };\n`);
+    const err = await loadConfig(repo, env).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toBe('~/.config/larik/larik.config.ts: "max_turns": expected a positive integer, got "ten"');
+  });
+
+  it("skips a plugin spec that cannot load, with a notice, and keeps the others", async () => {
+    write(
+      join(cfgDir(), "larik.config.ts"),
+      `export default { plugins: ["./missing.ts", "./not-a-plugin.ts", "no-such-package-xyz", { name: "ok", setup() {} }, 42] };\n`,
+    );
+    write(join(cfgDir(), "not-a-plugin.ts"), `export default { hello: 1 };\n`);
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["ok"]);
+    expect(cfg.notices).toHaveLength(4);
+    expect(cfg.notices[0]).toMatch(/^~\/\.config\/larik\/larik\.config\.ts: plugin "\.\/missing\.ts" skipped: /);
+    expect(cfg.notices[1]).toContain('plugin "./not-a-plugin.ts" skipped: its default export is not a plugin');
+    expect(cfg.notices[2]).toContain('plugin "no-such-package-xyz" skipped: cannot find package "no-such-package-xyz"');
+    expect(cfg.notices[3]).toContain("plugin #5 skipped");
+  });
+
+  it("resolves a preset module (a list of plugins)", async () => {
+    write(join(cfgDir(), "my-preset.ts"), `export default [{ name: "a", setup() {} }, { name: "b", setup() {} }];\n`);
+    write(join(cfgDir(), "larik.config.ts"), `export default { preset: ["./my-preset.ts"] };\n`);
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.preset?.map((p) => p.name)).toEqual(["a", "b"]);
+  });
+});
+
+describe("project larik.config.ts", () => {
+  it("is skipped, without running, until approved; approval pins its hash", async () => {
+    const file = projectConfig();
+    teamPlugin();
+    let cfg = await loadConfig(repo, env);
+    expect(ran()).toBe(false);
+    expect(cfg.plugins).toEqual([]);
+    expect(cfg.settings.mode).toBeUndefined();
+    expect(cfg.notices).toEqual([
+      "larik.config.ts not loaded: a project config runs code, so it needs your approval; review it, then run `larik config approve`",
+    ]);
+
+    const approved = await approveProjectConfig(repo, env);
+    expect(approved).toEqual({ path: file, hash: hashConfigContent(readFileSync(file)) });
+    const saved = JSON.parse(readFileSync(privateProjectFile(repo, env), "utf8"));
+    expect(saved.approved_configs).toEqual({ [file]: approved!.hash });
+
+    cfg = await loadConfig(repo, env);
+    expect(ran()).toBe(true);
+    expect(cfg.notices).toEqual([]);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["team"]);
+    // approved project config is trusted: it may set mode and allow rules
+    expect(cfg.settings.mode).toBe("accept-edits");
+    expect(cfg.settings.permissions?.allow).toEqual(["bash(make *)"]);
+    expect(cfg.configFiles).toEqual([file]);
+  });
+
+  it("is skipped again once its content changes", async () => {
+    projectConfig();
+    teamPlugin();
+    await approveProjectConfig(repo, env);
+    projectConfig(`model: "someone/else",`);
+    const cfg = await loadConfig(repo, env);
+    expect(ran()).toBe(false);
+    expect(cfg.settings.model).toBeUndefined();
+    expect(cfg.plugins).toEqual([]);
+    expect(cfg.notices).toEqual(["larik.config.ts not loaded: it changed since you approved it; review it, then run `larik config approve`"]);
+  });
+
+  it("cannot approve itself or anything else", async () => {
+    projectConfig(`approved_configs: { "/elsewhere/larik.config.ts": "00" }, approved_mcp_servers: { db: "11" },`);
+    teamPlugin();
+    await approveProjectConfig(repo, env);
+    const cfg = await loadConfig(repo, env);
+    expect(ran()).toBe(true);
+    expect(cfg.settings.approved_mcp_servers).toBeUndefined();
+    expect(Object.keys(cfg.settings.approved_configs ?? {})).toEqual([join(repo, "larik.config.ts")]);
+    expect(cfg.notices).toEqual([
+      'larik.config.ts: ignored "approved_mcp_servers", "approved_configs": approvals are read only from the private project file',
+    ]);
+  });
+
+  it("is found from a subdirectory up to the git root, never above it", async () => {
+    const sub = join(repo, "a", "b");
+    mkdirSync(sub, { recursive: true });
+    const file = projectConfig();
+    expect(await findProjectConfig(sub, env)).toBe(file);
+    const cfg = await loadConfig(sub, env);
+    expect(cfg.notices[0]).toMatch(/^\.\.\/\.\.\/larik\.config\.ts not loaded/);
+
+    const inner = join(base, "outer", "inner");
+    mkdirSync(inner, { recursive: true });
+    execFileSync("git", ["init", "-q", inner]);
+    write(join(base, "outer", "larik.config.ts"), "export default {};\n");
+    expect(await findProjectConfig(inner, env)).toBeUndefined();
+    expect(await approveProjectConfig(inner, env)).toBeUndefined();
+  });
+
+  it("refuses an approval whose reviewed hash is stale", async () => {
+    projectConfig();
+    await expect(approveProjectConfig(repo, env, { hash: "0".repeat(64) })).rejects.toThrow(/changed while you were reviewing it/);
+    expect(existsSync(privateProjectFile(repo, env))).toBe(false);
+  });
+
+  it("a failing approved project config is skipped with a notice, not an error", async () => {
+    write(join(repo, "larik.config.ts"), `throw new Error("boom");\n`);
+    await approveProjectConfig(repo, env);
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual(["larik.config.ts: failed to load: boom (config not loaded)"]);
+  });
+
+  it("combines with the personal config: plugins in order, project preset wins, disable adds up", async () => {
+    write(join(cfgDir(), "larik.config.ts"), `export default { plugins: [{ name: "mine", setup() {} }], preset: [{ name: "p1", setup() {} }], disable: ["x"] };\n`);
+    write(join(repo, "larik.config.ts"), `export default { plugins: [{ name: "theirs", setup() {} }], preset: [{ name: "p2", setup() {} }], disable: ["y"] };\n`);
+    await approveProjectConfig(repo, env);
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["mine", "theirs"]);
+    expect(cfg.preset?.map((p) => p.name)).toEqual(["p2"]);
+    expect(cfg.disable).toEqual(["x", "y"]);
+  });
+});
+
+describe("docs/config.md example", () => {
+  it("loads as written and its plugins set up in a host", async () => {
+    const doc = readFileSync(join(here, "..", "docs", "config.md"), "utf8");
+    const blocks = [...doc.matchAll(/```ts\n(\/\/ ~\/\.config\/larik\/([\w.-]+)\n[\s\S]*?)```/g)];
+    expect(blocks.map((b) => b[2])).toEqual(["larik.config.ts", "word-count.ts"]);
+    for (const b of blocks) write(join(cfgDir(), b[2]!), b[1]!);
+    write(join(repo, "notes.txt"), "one two three\n");
+
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual([]);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["greet", "word-count"]);
+    expect(cfg.disable).toEqual(["web"]);
+    expect(cfg.settings.effort).toBe("high");
+    expect(cfg.settings.permissions).toEqual({ allow: ["word_count"], deny: ["bash(rm -rf *)"] });
+
+    const host = await Host.create({ plugins: cfg.plugins, cwd: repo, settings: cfg.settings, env });
+    try {
+      expect(host.failed).toEqual([]);
+      expect(host.notices).toEqual([`greet: hello from ${host.cwd}`]);
+      const tool = host.tools.get("word_count");
+      expect(tool).toBeDefined();
+      const out = await tool!.run({ path: "notes.txt" } as never, { cwd: repo } as never);
+      expect(out).toMatchObject({ content: "notes.txt: 3 words" });
+    } finally {
+      await host.dispose();
+    }
+  });
+});
