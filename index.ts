@@ -10,7 +10,7 @@
  * ```
  */
 export * from "./kernel/index.js";
-import { Host, loadSettings, type Plugin, type Settings } from "./kernel/index.js";
+import { Host, loadConfig, type Plugin, type Settings } from "./kernel/index.js";
 
 export interface CreateHostOptions {
   /** Plugins in load order. Default: the default preset (`presets/default.ts`). */
@@ -27,20 +27,27 @@ export interface CreateHostOptions {
 }
 
 /**
- * Builds a host with no front end. Loads the layered settings of `cwd` unless `settings` is
- * given. Never throws for a bad plugin: see `host.notices` and `host.failed`.
- * @throws ConfigError when a personal settings file is invalid.
+ * Builds a host with no front end. Unless `settings` is given, loads the layered settings of
+ * `cwd` and its config files (`larik.config.ts`: preset, plugins, disable) the way the CLI does.
+ * Never throws for a bad plugin: see `host.notices` and `host.failed`.
+ * @throws ConfigError when a personal settings or config file is invalid.
  */
 export async function createHost(opts: CreateHostOptions = {}): Promise<Host> {
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
   let settings = opts.settings;
   const notices: string[] = [];
+  let configPlugins: Plugin[] = [];
+  let preset: Plugin[] | undefined;
+  const disable = [...(opts.disable ?? [])];
   if (!settings) {
-    const loaded = await loadSettings(cwd, env);
+    const loaded = await loadConfig(cwd, env);
     settings = loaded.settings;
     notices.push(...loaded.notices);
+    configPlugins = loaded.plugins;
+    preset = loaded.preset;
+    disable.push(...loaded.disable);
   }
-  const plugins = opts.plugins ?? (await import("./presets/default.js")).default;
-  return Host.create({ plugins: [...plugins, ...(opts.extraPlugins ?? [])], disable: opts.disable, cwd, settings, env, notices });
+  const plugins = opts.plugins ?? preset ?? (await import("./presets/default.js")).default;
+  return Host.create({ plugins: [...plugins, ...configPlugins, ...(opts.extraPlugins ?? [])], disable, cwd, settings, env, notices });
 }

@@ -11,6 +11,7 @@ import type { SessionStore } from "./session.js";
 import type { Settings } from "./config.js";
 import { canonicalDir, gitRoot } from "./paths.js";
 import { Agent, type AgentOptions } from "./agent.js";
+import { unmatchableRules } from "./permission.js";
 
 export interface HostOptions {
   /** Plugins in load order (a preset, then config plugins). */
@@ -67,7 +68,21 @@ export class Host {
       if (disabled.has(plugin.name)) continue;
       await host.load(plugin);
     }
+    host.#warnUnmatchableRules();
     return host;
+  }
+
+  /** Start-up warnings for permission rules that can never match (DESIGN.md lessons). */
+  #warnUnmatchableRules(): void {
+    const perms = (this.settings.permissions ?? {}) as { allow?: string[]; deny?: string[] };
+    const names = this.tools.list().map((t) => t.name);
+    for (const list of ["allow", "deny"] as const) {
+      // MCP tools join at the first prompt, so their rules cannot be judged by name yet
+      const rules = (perms[list] ?? []).filter((r) => !r.startsWith("mcp__"));
+      for (const r of unmatchableRules(rules, names.length ? names : undefined, list)) {
+        this.notices.push(`permission ${list} rule "${r.rule}" can never match: ${r.why}`);
+      }
+    }
   }
 
   /** Names of loaded plugins, in load order. */
