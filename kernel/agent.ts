@@ -235,6 +235,7 @@ export class Agent {
       checkpoints: opts.checkpoints ?? noCheckpoints,
       label: opts.label,
     });
+    agent.#hostNoticeCursor = host.notices.length;
     if (prior) {
       const r = replay(prior.entries());
       agent.messages = r.messages;
@@ -346,18 +347,21 @@ export class Agent {
   }
 
   async #turn(prompt: string | Block[], signal: AbortSignal, emit: (e: AgentEvent) => void): Promise<StopReason> {
+    const say = (text: string) => emit({ type: "notice", text });
+    this.#flushHostNotices(emit);
     const { tools } = await this.context();
+    this.#flushHostNotices(emit);
     const hooks = this.host.hooks;
     if (this.#contextSource !== undefined) {
       const source = this.#contextSource;
       const extra: string[] = [];
-      await hooks.sessionStart.promise({ agent: this, source, addContext: (t) => extra.push(t) });
+      await hooks.sessionStart.promise({ agent: this, source, addContext: (t) => extra.push(t), notice: say });
       this.notes.push(...extra);
       this.#contextSource = undefined;
     }
     const text = typeof prompt === "string" ? prompt : prompt.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("\n");
     const context: string[] = [];
-    const decision = await hooks.userPromptSubmit.promise({ agent: this, prompt: text, addContext: (t) => context.push(t) });
+    const decision = await hooks.userPromptSubmit.promise({ agent: this, prompt: text, addContext: (t) => context.push(t), notice: say });
     if (decision) {
       emit({ type: "notice", text: `prompt ${decision.action === "block" ? "blocked" : "stopped"} by a hook: ${decision.reason}` });
       return decision.action === "block" ? "blocked" : "hook_stopped";
@@ -398,21 +402,29 @@ export class Agent {
         if (res.stop === "refusal") return "refusal";
         const hook = this.label ? hooks.subagentStop : hooks.stop;
         const lastText = res.message.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
-        const d = await hook.promise({ agent: this, stop_hook_active: stopBlocks > 0, last_text: lastText });
+        const d = await hook.promise({ agent: this, stop_hook_active: stopBlocks > 0, last_text: lastText, notice: say });
         if (d?.action === "halt") return "hook_stopped";
         if (d?.action === "block" && stopBlocks < MAX_STOP_BLOCKS) {
           stopBlocks++;
-          this.#appendMessage({ role: "user", blocks: [{ type: "text", text: `<hook-feedback source="Stop">${d.reason}</hook-feedback>` }] });
+          this.#appendMessage({ role: "user", blocks: [{ type: "text", text: `<hook-feedback source="${this.label ? "SubagentStop" : "Stop"}">${d.reason}</hook-feedback>` }] });
           continue;
         }
         return "end_turn";
       }
       const halted = await this.#runTools(uses, tools, signal, emit);
+      this.#flushHostNotices(emit);
       if (signal.aborted) return "interrupted";
       if (halted) return "hook_stopped";
     }
     emit({ type: "notice", text: `stopped after ${this.maxTurns} model rounds (max_turns)` });
     return "max_turns";
+  }
+
+  /** Host notices that arrived after this agent opened (a background MCP server failing). */
+  #hostNoticeCursor = 0;
+  #flushHostNotices(emit: (e: AgentEvent) => void): void {
+    const all = this.host.notices;
+    while (this.#hostNoticeCursor < all.length) emit({ type: "notice", text: all[this.#hostNoticeCursor++]! });
   }
 
   #appendMessage(m: Message, usage?: Usage): void {
@@ -590,7 +602,7 @@ export class Agent {
     let parsed = tool.input.safeParse(dropNulls(use.input));
     if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
     let input = parsed.data;
-    const info: ToolCallInfo = { agent: this, tool, tool_use_id: use.id, input, halt: onHalt };
+    const info: ToolCallInfo = { agent: this, tool, tool_use_id: use.id, input, halt: onHalt, notice: (text) => emit({ type: "notice", text }) };
     let hook: { decision: "allow" | "deny" | "ask"; reason?: string } | undefined;
     try {
       const d = await this.host.hooks.preToolUse.promise(info);
@@ -750,7 +762,7 @@ export class Agent {
     emit: (e: AgentEvent) => void,
     midTurn: boolean,
   ): Promise<CompactResult> {
-    await this.host.hooks.preCompact.promise({ agent: this, trigger });
+    await this.host.hooks.preCompact.promise({ agent: this, trigger, notice: (text) => emit({ type: "notice", text }) });
     const { system } = await this.context();
     const specs = tools.map(toolSpec);
     const before = this.lastContextTokens || estimateRequest(system, specs, this.messages);
@@ -827,7 +839,7 @@ export class Agent {
   async close(reason = "exit"): Promise<void> {
     this.cancel();
     try {
-      await this.host.hooks.sessionEnd.promise({ agent: this, reason });
+      await this.host.hooks.sessionEnd.promise({ agent: this, reason, notice: (text) => this.host.notices.push(text) });
     } catch {
       // a failing SessionEnd hook must not keep the session open
     }

@@ -34,20 +34,25 @@ export interface SystemPromptInfo {
   minimal?: boolean;
 }
 
+/** Every hook payload can show a line to the user: a `notice` event in the running turn. */
+export interface HookNotice {
+  notice(text: string): void;
+}
+
 /** Passed to `sessionStart` taps; `addContext` text reaches the model as a `<system-note>`. */
-export interface SessionStartInfo {
+export interface SessionStartInfo extends HookNotice {
   agent: Agent;
   source: "startup" | "resume" | "clear";
   addContext(text: string): void;
 }
 
-export interface SessionEndInfo {
+export interface SessionEndInfo extends HookNotice {
   agent: Agent;
   reason: string;
 }
 
 /** Passed to `userPromptSubmit` taps; `addContext` text is sent with the prompt. */
-export interface PromptInfo {
+export interface PromptInfo extends HookNotice {
   agent: Agent;
   prompt: string;
   addContext(text: string): void;
@@ -56,7 +61,7 @@ export interface PromptInfo {
 export type PromptDecision = { action: "block" | "halt"; reason: string };
 
 /** One tool call as hooks see it. */
-export interface ToolCallInfo {
+export interface ToolCallInfo extends HookNotice {
   agent: Agent;
   tool: AnyTool;
   tool_use_id: string;
@@ -75,7 +80,7 @@ export interface PreToolDecision {
   updatedInput?: unknown;
 }
 
-export interface StopInfo {
+export interface StopInfo extends HookNotice {
   agent: Agent;
   /** True when a stop hook already sent the agent back in this turn. */
   stop_hook_active: boolean;
@@ -84,7 +89,7 @@ export interface StopInfo {
 /** `block` sends `reason` back to the model as feedback and continues (at most 5 times). */
 export type StopDecision = { action: "block"; reason: string } | { action: "halt"; reason: string };
 
-export interface CompactInfo {
+export interface CompactInfo extends HookNotice {
   agent: Agent;
   trigger: "auto" | "manual" | "overflow";
 }

@@ -80,6 +80,11 @@ async function drain(agent: Agent, prompt = "hi", answer = { allow: false }): Pr
 }
 const stopReason = (evs: AgentEvent[]) => (evs.find((e) => e.type === "done") as { stop_reason: string }).stop_reason;
 const toolOutput = (evs: AgentEvent[]) => (evs.find((e) => e.type === "tool_end") as { output: string } | undefined)?.output;
+/** Notice texts shown during a turn (hook payload `notice`) or at start-up (`host.notices`). */
+const shown = (evs: AgentEvent[], host: { notices: string[] }) => [
+  ...host.notices,
+  ...evs.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text),
+];
 const firstUserText = (p: ScriptedProvider) => p.requests[0]!.messages[0]!.blocks.map((b) => (b.type === "text" ? b.text : "")).join("\n");
 
 /** True while `pid` exists and is not a zombie (Linux /proc). */
@@ -179,10 +184,11 @@ describe("SessionStart", () => {
     const { agent, provider, host } = await open({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: a }, { type: "command", command: b }] }] } }, [
       { blocks: [text("ok")] },
     ]);
-    expect(stopReason(await drain(agent))).toBe("end_turn");
+    const evs = await drain(agent);
+    expect(stopReason(evs)).toBe("end_turn");
     expect(firstUserText(provider)).toContain('<hook-context source="SessionStart">from json</hook-context>');
-    expect(host.notices).toContain("hello user");
-    expect(host.notices.some((n) => n.includes("exited with 2 (this event cannot block): nope"))).toBe(true);
+    expect(shown(evs, host)).toContain("hello user");
+    expect(shown(evs, host).some((n) => n.includes("exited with 2 (this event cannot block): nope"))).toBe(true);
   });
 });
 
@@ -230,9 +236,10 @@ describe("UserPromptSubmit", () => {
     const { agent, host } = await open({ hooks: { UserPromptSubmit: [{ hooks: [a, b].map((command) => ({ type: "command", command })) }] } }, [
       { blocks: [text("ok")] },
     ]);
-    expect(stopReason(await drain(agent))).toBe("end_turn");
-    expect(host.notices.some((n) => n.includes("failed with exit code 1: disk full"))).toBe(true);
-    expect(host.notices).toContain("remember to lint");
+    const evs = await drain(agent);
+    expect(stopReason(evs)).toBe("end_turn");
+    expect(shown(evs, host).some((n) => n.includes("failed with exit code 1: disk full"))).toBe(true);
+    expect(shown(evs, host)).toContain("remember to lint");
   });
 
   it("a hook that leaves a child process holding its stdout does not hold the agent", async () => {
@@ -250,10 +257,11 @@ describe("UserPromptSubmit", () => {
   it("a hook that runs past its timeout is killed with its process group and reported", async () => {
     const a = sh("a", `sleep 300 & echo $! > "${dir}/slow.pid"; wait`);
     const { agent, host } = await open({ hooks: { UserPromptSubmit: hook(a, undefined, 1) } }, [{ blocks: [text("ok")] }]);
-    expect(stopReason(await drain(agent))).toBe("end_turn");
+    const evs = await drain(agent);
+    expect(stopReason(evs)).toBe("end_turn");
     const pid = Number(read("slow.pid"));
     leftovers.push(pid);
-    expect(host.notices.some((n) => n.includes("timed out after 1 s"))).toBe(true);
+    expect(shown(evs, host).some((n) => n.includes("timed out after 1 s"))).toBe(true);
     await until(() => !alive(pid), "the timed-out hook's child to die");
   });
 });
@@ -310,9 +318,9 @@ describe("PreToolUse", () => {
   it("a failing hook (exit 1) does not block the call", async () => {
     const a = sh("a", `exit 1`);
     const { agent, host } = await open({ hooks: { PreToolUse: hook(a) } }, [useEcho(), { blocks: [text("done")] }]);
-    await drain(agent);
+    const evs = await drain(agent);
     expect(ran).toEqual(["hello"]);
-    expect(host.notices.some((n) => n.includes("failed with exit code 1"))).toBe(true);
+    expect(shown(evs, host).some((n) => n.includes("failed with exit code 1"))).toBe(true);
   });
 
   it("returns allow, ask and legacy approve to the kernel, and deny wins over allow", async () => {
