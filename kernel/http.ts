@@ -1,5 +1,710 @@
 /**
- * Shared HTTP machinery for provider adapters (retries, SSE/NDJSON decoding, error
- * classification, stall guard). STUB: being written.
+ * Shared HTTP machinery for provider adapters: a JSON POST with the official SDKs' retry
+ * policy, error classification into {@link ProviderError}, SSE and NDJSON decoding, and the
+ * stall guard. Every adapter (Anthropic, Chat Completions, Responses, Gemini, Ollama) builds on
+ * these so retry, overflow and truncation behave the same everywhere.
+ *
+ * Sources: WIRE-FORMATS.md §0 (SSE/NDJSON parsing, retries, overflow patterns);
+ * anthropic-sdk-typescript `src/client.ts` and openai-python `_base_client.py` (retry policy);
+ * the WHATWG HTML "server-sent events" parsing algorithm (via eventsource-parser);
+ * LARIK-REFERENCE §10 (no retry once output is shown; stall guard).
  */
-export {};
+import { ProviderError, type ProviderErrorKind, type StreamEvent } from "./types.js";
+
+/* ------------------------------------------------------------------------------------------ */
+/* Error classification                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/**
+ * Messages that mean "the prompt does not fit the model's context window", across providers
+ * (WIRE-FORMATS §0.4). Matched case-insensitively against the error message and code.
+ */
+export const CONTEXT_OVERFLOW_PATTERNS: readonly RegExp[] = [
+  /prompt is too long/i,
+  /context_length_exceeded/i,
+  /exceeds the context window/i,
+  /maximum context length/i,
+  /input length exceeds the context length/i,
+  /input token count.*exceeds the maximum/i,
+  /input length and .max_tokens. exceed context limit/i,
+  /reduce the length of the messages/i,
+  /exceeded max context length/i,
+  /exceeds the available context size/i,
+  // OpenAI answers a single request larger than the per-minute token budget with a 429 that
+  // can never succeed (fixture openai-chat/error-429-request-too-large.json).
+  /request too large for .* tokens per min/i,
+];
+
+/** True when `text` (an error message or code) says the prompt overflowed the context window. */
+export function isContextOverflow(text: string): boolean {
+  return CONTEXT_OVERFLOW_PATTERNS.some((re) => re.test(text));
+}
+
+// Not "exceeded your current quota": Gemini words its per-minute 429s the same way; OpenAI's
+// billing case is told apart by its code.
+const QUOTA_PATTERNS: readonly RegExp[] = [
+  /insufficient_quota/i,
+  /enforced_spend_limit_reached/i,
+  /billing_error/i,
+  /credit balance is too low/i,
+];
+
+const CAPABILITY_PATTERNS: readonly RegExp[] = [
+  /does not support tools/i,
+  /tools? (use )?(is|are) not supported/i,
+  /does not support (image|vision)/i,
+];
+
+/** Kinds that no retry can fix: the same request fails the same way (WIRE-FORMATS §0.3, §6.16). */
+const NEVER_RETRY: ReadonlySet<ProviderErrorKind> = new Set(["quota", "too_large", "context_overflow"]);
+
+/** Longest server-requested wait that is honoured silently (ms); longer waits are surfaced. */
+export const MAX_RETRY_AFTER_MS = 60_000;
+
+/** What {@link classifyHttpError} looks at. */
+export interface HttpErrorInfo {
+  provider: string;
+  /** HTTP status of the response (or the status an in-stream error type stands for). */
+  status: number;
+  headers?: Headers;
+  /** The raw body text (any content-type: DeepSeek sends JSON as application/octet-stream). */
+  bodyText?: string;
+  /** Environment variable holding the key, named in auth errors. */
+  keyEnv?: string;
+}
+
+/** The parsed parts of a provider error body, whatever its envelope. */
+export interface ErrorBody {
+  message?: string;
+  /** `error.type` (Anthropic/OpenAI) or `error.status` (Gemini). */
+  type?: string;
+  /** `error.code` (OpenAI) or Anthropic `error.details.error_code`. */
+  code?: string;
+  request_id?: string;
+  /** A delay hint inside the body (Gemini `RetryInfo.retryDelay`), in ms. */
+  retry_after_ms?: number;
+}
+
+/**
+ * Reads the known error envelopes: `{type:"error", error:{type,message}, request_id}`
+ * (Anthropic), `{error:{message,type,param,code}}` (OpenAI and compatibles),
+ * `{error:{code,message,status,details}}` (Gemini, possibly wrapped in an array) and
+ * `{error:"text"}` (Ollama). Returns `{}` for anything else.
+ */
+export function parseErrorBody(body: unknown): ErrorBody {
+  if (Array.isArray(body)) body = body[0];
+  if (!body || typeof body !== "object") return {};
+  const b = body as Record<string, unknown>;
+  const out: ErrorBody = {};
+  if (typeof b.request_id === "string") out.request_id = b.request_id;
+  const e = b.error;
+  if (typeof e === "string") {
+    out.message = e;
+  } else if (e && typeof e === "object") {
+    const err = e as Record<string, unknown>;
+    if (typeof err.message === "string") out.message = err.message;
+    if (typeof err.type === "string") out.type = err.type;
+    else if (typeof err.status === "string") out.type = err.status;
+    if (typeof err.code === "string") out.code = err.code;
+    const details = err.details;
+    if (details && typeof details === "object" && !Array.isArray(details)) {
+      const code = (details as Record<string, unknown>).error_code;
+      if (typeof code === "string") out.code = code;
+    }
+    if (Array.isArray(details)) {
+      for (const d of details) {
+        const delay = d && typeof d === "object" ? (d as Record<string, unknown>).retryDelay : undefined;
+        if (typeof delay === "string" && /^\d+(\.\d+)?s$/.test(delay)) out.retry_after_ms = parseFloat(delay) * 1000;
+      }
+    }
+  } else if (typeof b.message === "string") {
+    out.message = b.message;
+  } else if (b.message && typeof b.message === "object") {
+    // Mistral puts pydantic's validation detail object here
+    out.message = JSON.stringify(b.message);
+  }
+  if (!out.type && typeof b.type === "string" && b.type !== "error") out.type = b.type;
+  return out;
+}
+
+function oneLine(s: string, max = 300): string {
+  const t = s.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max)}…` : t;
+}
+
+/**
+ * Reads `retry-after-ms` (milliseconds, non-standard, sent by OpenAI) then `Retry-After`
+ * (seconds or an HTTP date). Returns the delay in ms, or undefined when absent or invalid.
+ */
+export function parseRetryAfter(headers: Headers | undefined, now = Date.now()): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get("retry-after-ms");
+  if (ms !== null && ms.trim() !== "") {
+    const n = Number(ms);
+    if (Number.isFinite(n) && n >= 0) return n;
+  }
+  const ra = headers.get("retry-after");
+  if (ra === null || ra.trim() === "") return undefined;
+  const secs = Number(ra);
+  if (Number.isFinite(secs)) return secs >= 0 ? secs * 1000 : undefined;
+  const date = Date.parse(ra);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, date - now);
+}
+
+/**
+ * Exponential backoff with jitter, as the Stainless SDKs compute it: 0.5 s × 2^attempt capped at
+ * 8 s, minus up to 25 % jitter. `attempt` counts retries already made (0 for the first). In ms.
+ */
+export function backoffDelay(attempt: number, random: () => number = Math.random): number {
+  return Math.min(500 * 2 ** attempt, 8000) * (1 - random() * 0.25);
+}
+
+/** The HTTP status an Anthropic in-stream `error.type` stands for (WIRE-FORMATS §1.5, §1.7). */
+const ERROR_TYPE_STATUS: Record<string, number> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  billing_error: 402,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  timeout_error: 504,
+  overloaded_error: 529,
+  insufficient_quota: 429,
+  server_error: 500,
+};
+
+function kindOf(status: number, text: string, type: string | undefined): ProviderErrorKind {
+  if (isContextOverflow(text)) return "context_overflow";
+  if (QUOTA_PATTERNS.some((re) => re.test(text)) || status === 402) return "quota";
+  if (status === 413 || type === "request_too_large") return "too_large";
+  if (CAPABILITY_PATTERNS.some((re) => re.test(text))) return "capability";
+  if (status === 401 || status === 403) return "auth";
+  if (status === 404) return "not_found";
+  if (status === 429) return "rate_limit";
+  if (status === 529 || type === "overloaded_error" || /overloaded/i.test(type ?? "")) return "overloaded";
+  if (status === 503 && /overloaded|slow down/i.test(text)) return "overloaded";
+  if (status === 408 || status === 409 || status >= 500) return "server";
+  return "bad_request";
+}
+
+/**
+ * Classifies a failed HTTP response (or an in-stream error mapped to a status) into a
+ * {@link ProviderError} with a one-line message, `request_id` and retry hints.
+ *
+ * `retryable` follows the SDK policy: never for quota, too-large or context overflow; else
+ * `x-should-retry: true|false` when present; else 408, 409, 429 and ≥ 500.
+ */
+export function classifyHttpError(info: HttpErrorInfo): ProviderError {
+  const { status, headers, bodyText = "" } = info;
+  let parsed: unknown;
+  try {
+    parsed = bodyText ? JSON.parse(bodyText) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  const body = parseErrorBody(parsed);
+  const firstLine = bodyText.trim() && parsed === undefined ? oneLine(bodyText) : "";
+  let message = body.message ? oneLine(body.message) : firstLine || `HTTP ${status}`;
+  const haystack = [body.message ?? bodyText, body.code ?? "", body.type ?? ""].join(" ");
+  const kind = kindOf(status, haystack, body.type);
+  const request_id = body.request_id ?? headers?.get("request-id") ?? headers?.get("x-request-id") ?? undefined;
+  if (kind === "auth" && info.keyEnv) message += ` (check ${info.keyEnv})`;
+  if (request_id) message += ` [request_id ${request_id}]`;
+  let retryable: boolean;
+  if (NEVER_RETRY.has(kind)) retryable = false;
+  else {
+    const should = headers?.get("x-should-retry");
+    if (should === "true") retryable = true;
+    else if (should === "false") retryable = false;
+    else retryable = status === 408 || status === 409 || status === 429 || status >= 500;
+  }
+  return new ProviderError({
+    provider: info.provider,
+    kind,
+    message,
+    status,
+    retryable,
+    retry_after_ms: parseRetryAfter(headers) ?? body.retry_after_ms,
+    request_id,
+  });
+}
+
+/**
+ * Turns an error object that arrived inside a 200 stream into a {@link ProviderError}:
+ * Anthropic `{type:"error", error:{type, message}}`, OpenAI `{error:{message, type, code}}`,
+ * Ollama `{error:"text"}`. The status is the one the error type stands for (overloaded_error →
+ * 529, rate_limit_error → 429, …; WIRE-FORMATS §1.5), 500 when unknown. Such an error is never
+ * retried by the adapter because output may already have been shown.
+ */
+export function streamError(provider: string, payload: unknown): ProviderError {
+  const body = parseErrorBody(payload);
+  const status =
+    (body.type && ERROR_TYPE_STATUS[body.type]) ||
+    (body.code && ERROR_TYPE_STATUS[body.code]) ||
+    (typeof body.code === "string" && /^\d{3}$/.test(body.code) ? Number(body.code) : 500);
+  return classifyHttpError({ provider, status, bodyText: JSON.stringify(payload) });
+}
+
+/** A connection-level failure as one line naming the URL (no retry decision here). */
+export function networkError(provider: string, url: string, err: unknown, hint?: string): ProviderError {
+  const cause = (err as { cause?: unknown })?.cause as { code?: string; message?: string } | undefined;
+  const detail = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+  return new ProviderError({
+    provider,
+    kind: "network",
+    message: `cannot reach ${url}: ${oneLine(detail, 200)}${hint ? ` (${hint})` : ""}`,
+    retryable: true,
+  });
+}
+
+/** The error for a stream that closed without its terminator (WIRE-FORMATS §0.1, §6.6). */
+export function truncatedError(provider: string, expected: string): ProviderError {
+  return new ProviderError({
+    provider,
+    kind: "truncated",
+    message: `the response stream ended before ${expected}: the answer is incomplete`,
+    retryable: true,
+  });
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Requests with retries                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/** Test and tuning seams shared by every request. */
+export interface HttpOptions {
+  /** Retries after the first attempt (default 2, as the official SDKs). */
+  maxRetries?: number;
+  /** The fetch to use (default the global one). */
+  fetch?: typeof fetch;
+  /** Waits `ms` milliseconds; rejects when `signal` aborts. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** Random source for jitter, in [0, 1). */
+  random?: () => number;
+}
+
+/** One JSON request (a POST unless `method` says otherwise). */
+export interface PostJsonOptions extends HttpOptions {
+  /** Provider name put on errors. */
+  provider: string;
+  url: string;
+  /** `POST` (default) or `GET` (model probing: Ollama `/api/show`, LM Studio `/api/v0/models`). */
+  method?: "POST" | "GET";
+  headers?: Record<string, string>;
+  /** Serialized with JSON.stringify; omitted (no body, no content-type) when undefined. */
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Seconds to wait for the response headers; ≤ 0 or undefined waits forever. */
+  stallTimeout?: number;
+  /** Variable holding the key, named in auth errors. */
+  keyEnv?: string;
+  /** Appended to connection errors, e.g. `set ANTHROPIC_BASE_URL or providers.x.base_url`. */
+  hint?: string;
+  /** Refines the shared classification (a provider's own codes). */
+  classify?: (info: HttpErrorInfo, base: ProviderError) => ProviderError;
+  /** Called before each retry wait. */
+  onRetry?: (info: { attempt: number; delayMs: number; error: ProviderError }) => void;
+}
+
+/** Resolves after `ms` ms, or rejects with the abort reason. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortReason(signal));
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(abortReason(signal!));
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+function stallError(provider: string, seconds: number, what: string): ProviderError {
+  return new ProviderError({
+    provider,
+    kind: "stall",
+    message: `no data for ${seconds} s ${what} (stall_timeout; raise it in providers.<name>.stall_timeout, negative waits forever)`,
+    retryable: true,
+  });
+}
+
+function stallMs(seconds: number | undefined): number | undefined {
+  return seconds !== undefined && seconds > 0 ? seconds * 1000 : undefined;
+}
+
+/**
+ * Sends a JSON request and returns the successful (2xx) response with its body unread, retrying
+ * 408/409/429/5xx and connection errors before any byte of a successful body was seen
+ * (so never after output reached the user). Yields a `notice` event before each wait, and
+ * returns the response as the generator's value: `const res = yield* sendJson(opts)`.
+ *
+ * Delay: `retry-after-ms`, else `Retry-After` (seconds or HTTP date), else a body hint, else
+ * {@link backoffDelay}. A server-requested wait over {@link MAX_RETRY_AFTER_MS} is not waited
+ * out silently: the error is thrown with `retry_after_ms` set (a fallback may take over).
+ *
+ * @throws ProviderError (classified) when the final attempt fails; `kind: "network"` with a
+ *   one-line message naming the URL when it cannot be reached; `kind: "stall"` when no
+ *   response headers came within `stallTimeout`; the abort reason when `signal` aborts.
+ */
+export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEvent, Response, void> {
+  const maxRetries = opts.maxRetries ?? 2;
+  const doFetch = opts.fetch ?? fetch;
+  const wait = opts.sleep ?? abortableSleep;
+  const random = opts.random ?? Math.random;
+  let protocol = "";
+  try {
+    protocol = new URL(opts.url).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new ProviderError({
+      provider: opts.provider,
+      kind: "bad_request",
+      message: `invalid base URL: "${opts.url}" is not an absolute http(s) URL${opts.hint ? ` (${opts.hint})` : ""}`,
+    });
+  }
+  const method = opts.method ?? "POST";
+  const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+  const headers: Record<string, string> = { accept: "application/json", ...(body !== undefined ? { "content-type": "application/json" } : {}), ...opts.headers };
+  for (let attempt = 0; ; attempt++) {
+    let res: Response;
+    const limit = stallMs(opts.stallTimeout);
+    const stall = new AbortController();
+    const timer = limit
+      ? setTimeout(() => stall.abort(stallError(opts.provider, opts.stallTimeout!, "waiting for the response")), limit)
+      : undefined;
+    const signal = opts.signal ? AbortSignal.any([opts.signal, stall.signal]) : stall.signal;
+    try {
+      res = await doFetch(opts.url, { method, headers, body, signal });
+    } catch (err) {
+      if (opts.signal?.aborted) throw abortReason(opts.signal);
+      if (err instanceof ProviderError) throw err;
+      if (stall.signal.aborted) throw stall.signal.reason;
+      const e = networkError(opts.provider, opts.url, err, opts.hint);
+      if (attempt >= maxRetries) throw e;
+      const delayMs = backoffDelay(attempt, random);
+      opts.onRetry?.({ attempt: attempt + 1, delayMs, error: e });
+      yield retryNotice(e, delayMs, attempt + 1, maxRetries);
+      await wait(delayMs, opts.signal);
+      continue;
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    if (res.ok) return res;
+    const bodyText = await res.text().catch(() => "");
+    const info: HttpErrorInfo = { provider: opts.provider, status: res.status, headers: res.headers, bodyText, keyEnv: opts.keyEnv };
+    let err = classifyHttpError(info);
+    if (opts.classify) err = opts.classify(info, err);
+    if (!err.retryable || NEVER_RETRY.has(err.kind) || attempt >= maxRetries) throw err;
+    if (err.retry_after_ms !== undefined && err.retry_after_ms > MAX_RETRY_AFTER_MS) throw err;
+    const delayMs = err.retry_after_ms ?? backoffDelay(attempt, random);
+    opts.onRetry?.({ attempt: attempt + 1, delayMs, error: err });
+    yield retryNotice(err, delayMs, attempt + 1, maxRetries);
+    await wait(delayMs, opts.signal);
+  }
+}
+
+function retryNotice(err: ProviderError, delayMs: number, attempt: number, max: number): StreamEvent {
+  const what = err.status ? `HTTP ${err.status} ${err.kind.replace(/_/g, " ")}` : err.kind;
+  return { type: "notice", text: `${err.provider}: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${max})` };
+}
+
+/**
+ * {@link sendJson} without the notices: resolves to the successful response.
+ * @throws as {@link sendJson}.
+ */
+export async function postJson(opts: PostJsonOptions): Promise<Response> {
+  const gen = sendJson(opts);
+  for (;;) {
+    const r = await gen.next();
+    if (r.done) return r.value;
+  }
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Stream decoding                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/** How a response body is read. */
+export interface StreamReadOptions {
+  provider: string;
+  /** Seconds of silence (no bytes at all; keep-alive comments count) before giving up; ≤ 0 or undefined waits forever. */
+  stallTimeout?: number;
+  signal?: AbortSignal;
+  /** Named in the error when the connection drops mid-stream. */
+  url?: string;
+}
+
+/**
+ * Yields the body's byte chunks as they arrive, with the stall guard.
+ * @throws ProviderError `stall` after `stallTimeout` seconds without a byte; `network` when the
+ *   connection drops mid-body (not retried: output may have been shown); the abort reason.
+ */
+export async function* readChunks(res: Response, opts: StreamReadOptions): AsyncGenerator<Uint8Array> {
+  if (!res.body) return;
+  const reader = res.body.getReader();
+  const limit = stallMs(opts.stallTimeout);
+  let finished = false;
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      const guards: Promise<never>[] = [];
+      if (limit) {
+        guards.push(
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(stallError(opts.provider, opts.stallTimeout!, "from the model")), limit);
+          }),
+        );
+      }
+      if (opts.signal) {
+        const signal = opts.signal;
+        if (signal.aborted) throw abortReason(signal);
+        guards.push(
+          new Promise<never>((_, reject) => {
+            onAbort = () => reject(abortReason(signal));
+            signal.addEventListener("abort", onAbort, { once: true });
+          }),
+        );
+      }
+      let r: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        r = guards.length ? await Promise.race([reader.read(), ...guards]) : await reader.read();
+      } catch (err) {
+        if (opts.signal?.aborted) throw abortReason(opts.signal);
+        if (err instanceof ProviderError) throw err;
+        const cause = (err as { cause?: { message?: string; code?: string } }).cause;
+        const detail = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+        throw new ProviderError({
+          provider: opts.provider,
+          kind: "network",
+          message: `connection lost mid-response${opts.url ? ` from ${opts.url}` : ""}: ${oneLine(detail, 200)}`,
+          retryable: true,
+        });
+      } finally {
+        if (timer) clearTimeout(timer);
+        if (onAbort) opts.signal?.removeEventListener("abort", onAbort);
+      }
+      if (r.done) {
+        finished = true;
+        return;
+      }
+      yield r.value;
+    }
+  } finally {
+    if (!finished) reader.cancel().catch(() => {});
+    else reader.releaseLock();
+  }
+}
+
+/** One server-sent event. `event` is undefined when the server sent no `event:` field. */
+export interface SseEvent {
+  event?: string;
+  data: string;
+  id?: string;
+}
+
+/**
+ * Decodes a `text/event-stream` body per the WHATWG algorithm (eventsource-parser 3): lines end
+ * at CRLF, LF or CR, even when split across chunks; `:` comments are skipped; multi-line `data:`
+ * is joined with `\n`; UTF-8 is decoded with a streaming decoder so a character split between
+ * chunks survives. An event not closed by a blank line at EOF is dropped, as the spec says;
+ * adapters detect truncation by their own terminator.
+ * @throws as {@link readChunks}.
+ */
+export async function* readSse(res: Response, opts: StreamReadOptions): AsyncGenerator<SseEvent> {
+  const { createParser } = await import("eventsource-parser");
+  const queue: SseEvent[] = [];
+  const parser = createParser({ onEvent: (e) => queue.push({ event: e.event, data: e.data, id: e.id }) });
+  const decoder = new TextDecoder("utf-8");
+  for await (const chunk of readChunks(res, opts)) {
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    while (queue.length) yield queue.shift()!;
+  }
+  const rest = decoder.decode();
+  if (rest) parser.feed(rest);
+  while (queue.length) yield queue.shift()!;
+}
+
+/**
+ * Decodes an `application/x-ndjson` body (Ollama): one JSON value per LF-terminated line,
+ * CR stripped, empty lines skipped. A final line without LF is accepted when it parses.
+ * @throws ProviderError `server` for a line that is not JSON, `truncated` for an unparsable
+ *   partial last line, and as {@link readChunks}.
+ */
+export async function* readNdjson(res: Response, opts: StreamReadOptions): AsyncGenerator<unknown> {
+  const decoder = new TextDecoder("utf-8");
+  let buf = "";
+  const parse = (line: string): unknown => {
+    try {
+      return JSON.parse(line);
+    } catch {
+      throw new ProviderError({ provider: opts.provider, kind: "server", message: `invalid JSON line in the response stream: ${oneLine(line, 120)}` });
+    }
+  };
+  for await (const chunk of readChunks(res, opts)) {
+    buf += decoder.decode(chunk, { stream: true });
+    let nl: number;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl).replace(/\r$/, "").trim();
+      buf = buf.slice(nl + 1);
+      if (line) yield parse(line);
+    }
+  }
+  buf += decoder.decode();
+  const last = buf.trim();
+  if (last) {
+    let value: unknown;
+    try {
+      value = JSON.parse(last);
+    } catch {
+      throw truncatedError(opts.provider, "its last line was complete");
+    }
+    yield value;
+  }
+}
+
+/**
+ * Parses one stream payload as JSON (whitespace padding inside is fine).
+ * @throws ProviderError `server` naming the bad payload.
+ */
+export function parseJsonEvent(provider: string, data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    throw new ProviderError({ provider, kind: "server", message: `invalid JSON in the response stream: ${oneLine(data, 120)}` });
+  }
+}
+
+/**
+ * Parses streamed tool-call arguments once the call is complete. Empty text means `{}` (the
+ * Anthropic first delta is usually `""`). Text that is not a JSON object is kept verbatim in
+ * `raw_input` with `input: {}`, so the loop can ask the model to resend the call.
+ */
+export function parseToolInput(raw: string): { input: unknown; raw_input?: string } {
+  if (raw.trim() === "") return { input: {} };
+  try {
+    const v: unknown = JSON.parse(raw);
+    if (v && typeof v === "object" && !Array.isArray(v)) return { input: v };
+  } catch {
+    // fall through: truncated or malformed arguments
+  }
+  return { input: {}, raw_input: raw };
+}
+
+/** Joins a base URL and a path without doubling or dropping the slash. */
+export function joinUrl(base: string, path: string): string {
+  return `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Tool-call text salvage                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+const OPEN_TAG = "<tool_call>";
+const CLOSE_TAG = "</tool_call>";
+
+/** A tool call recovered from answer text. `input` is the parsed arguments object. */
+export interface SalvagedCall {
+  name: string;
+  input: Record<string, unknown>;
+}
+
+/** The notice shown once per response when a call was recovered from text (LARIK-REFERENCE §2). */
+export function salvageNotice(provider: string): string {
+  return `${provider} sent a tool call as <tool_call> text instead of a real call; it was recovered. Fix the server's tool-call parsing (llama.cpp: --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser <parser>).`;
+}
+
+/**
+ * Recovers tool calls that a local server left in the answer text as
+ * `<tool_call>{"name": …, "arguments": …}</tool_call>` (Hermes/Qwen templates without server-side
+ * parsing; LARIK-REFERENCE §2 "Tool-call text salvage"). A call is recovered only when the markup
+ * is closed, its JSON parses, and it names one of the offered tools; recovered markup is never
+ * shown, even when the tags arrive split across deltas (a possible tag prefix is held back until
+ * the next delta decides it). Anything else passes through as text.
+ */
+export class ToolCallSalvage {
+  readonly #offered: ReadonlySet<string>;
+  #held = "";
+
+  /** `offered`: names of the tools in the request; with none, nothing is ever recovered. */
+  constructor(offered: Iterable<string>) {
+    this.#offered = new Set(offered);
+  }
+
+  /** Feeds one text delta; returns the text that is safe to show now and any recovered calls. */
+  push(piece: string): { text: string; calls: SalvagedCall[] } {
+    if (this.#offered.size === 0) return { text: piece, calls: [] };
+    let buf = this.#held + piece;
+    let text = "";
+    const calls: SalvagedCall[] = [];
+    for (;;) {
+      const open = buf.indexOf(OPEN_TAG);
+      if (open < 0) {
+        const keep = partialTagSuffix(buf);
+        text += buf.slice(0, buf.length - keep);
+        this.#held = buf.slice(buf.length - keep);
+        return { text, calls };
+      }
+      text += buf.slice(0, open);
+      const close = buf.indexOf(CLOSE_TAG, open + OPEN_TAG.length);
+      if (close < 0) {
+        this.#held = buf.slice(open);
+        return { text, calls };
+      }
+      const markup = buf.slice(open, close + CLOSE_TAG.length);
+      const call = this.#parse(buf.slice(open + OPEN_TAG.length, close));
+      if (call) calls.push(call);
+      else text += markup;
+      buf = buf.slice(close + CLOSE_TAG.length);
+    }
+  }
+
+  /** End of the answer: returns held text (an unclosed `<tool_call>` stays text). */
+  end(): string {
+    const rest = this.#held;
+    this.#held = "";
+    return rest;
+  }
+
+  #parse(inner: string): SalvagedCall | undefined {
+    let v: unknown;
+    try {
+      v = JSON.parse(inner.trim());
+    } catch {
+      return undefined;
+    }
+    if (!v || typeof v !== "object") return undefined;
+    const o = v as Record<string, unknown>;
+    if (typeof o.name !== "string" || !this.#offered.has(o.name)) return undefined;
+    let args = o.arguments ?? o.parameters ?? {};
+    if (typeof args === "string") {
+      try {
+        args = JSON.parse(args);
+      } catch {
+        return undefined;
+      }
+    }
+    if (!args || typeof args !== "object" || Array.isArray(args)) return undefined;
+    return { name: o.name, input: args as Record<string, unknown> };
+  }
+}
+
+/** Length of the longest suffix of `s` that is a proper prefix of `<tool_call>`. */
+function partialTagSuffix(s: string): number {
+  for (let n = Math.min(OPEN_TAG.length - 1, s.length); n > 0; n--) {
+    if (OPEN_TAG.startsWith(s.slice(s.length - n))) return n;
+  }
+  return 0;
+}

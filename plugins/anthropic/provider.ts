@@ -1,0 +1,71 @@
+/**
+ * The Anthropic Messages API adapter (WIRE-FORMATS §1). Loaded lazily by the factory in
+ * index.ts, so registering the plugin costs nothing.
+ */
+import {
+  joinUrl,
+  readSse,
+  sendJson,
+  type CatalogEntry,
+  type HttpOptions,
+  type ModelRequest,
+  type Provider,
+  type ProviderConfig,
+  type StreamEvent,
+} from "../../kernel/index.js";
+import { ANTHROPIC_MODELS, DEFAULT_MAX_TOKENS } from "./catalog.js";
+import { decodeAnthropicStream } from "./decode.js";
+import { buildBody } from "./request.js";
+
+/** `anthropic-version` header value; still the current one in the official SDK. */
+export const ANTHROPIC_VERSION = "2023-06-01";
+/** Used when neither config nor `ANTHROPIC_BASE_URL` gives a base URL. */
+export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
+
+/** Extra knobs for tests and embedders (retry count, fetch, sleep). */
+export interface AnthropicOptions extends HttpOptions {
+  /** Catalog consulted for the default `max_tokens` (defaults to the built-in one). */
+  models?: CatalogEntry[];
+}
+
+export class AnthropicProvider implements Provider {
+  readonly name: string;
+  readonly #config: ProviderConfig;
+  readonly #opts: AnthropicOptions;
+
+  constructor(config: ProviderConfig, opts: AnthropicOptions = {}) {
+    this.name = config.name;
+    this.#config = config;
+    this.#opts = opts;
+  }
+
+  /**
+   * Streams `POST {base_url}/v1/messages`. Retries (before any output) follow kernel/http.ts.
+   * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams.
+   */
+  async *stream(req: ModelRequest): AsyncGenerator<StreamEvent> {
+    const base = this.#config.base_url ?? ANTHROPIC_BASE_URL;
+    const url = joinUrl(base, "v1/messages");
+    const entry = (this.#opts.models ?? ANTHROPIC_MODELS).find((m) => m.id === req.model);
+    const body = buildBody(req, { provider: this.name, defaultMaxTokens: entry?.max_output ?? DEFAULT_MAX_TOKENS });
+    const headers: Record<string, string> = {
+      "anthropic-version": ANTHROPIC_VERSION,
+      accept: "text/event-stream",
+      ...this.#config.headers,
+    };
+    if (this.#config.api_key) headers["x-api-key"] = this.#config.api_key;
+    const res = yield* sendJson({
+      ...this.#opts,
+      provider: this.name,
+      url,
+      headers,
+      body,
+      signal: req.signal,
+      stallTimeout: this.#config.stall_timeout ?? 300,
+      keyEnv: this.#config.api_key_env,
+      hint: `check base_url${this.name === "anthropic" ? " or ANTHROPIC_BASE_URL" : ` of providers.${this.name}`}`,
+    });
+    const events = readSse(res, { provider: this.name, stallTimeout: this.#config.stall_timeout ?? 300, signal: req.signal, url });
+    yield* decodeAnthropicStream(events, { provider: this.name, model: req.model });
+  }
+}

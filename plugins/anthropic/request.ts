@@ -1,0 +1,158 @@
+/**
+ * Neutral {@link ModelRequest} → Anthropic Messages API request body
+ * (WIRE-FORMATS §1.2–§1.4; platform.claude.com/docs/en/api/messages).
+ */
+import type { Block, Effort, Message, ModelRequest } from "../../kernel/index.js";
+import { thinkingStyle } from "./catalog.js";
+
+/** What the body builder needs besides the request. */
+export interface BuildContext {
+  /** This provider's name as written in specs: thinking/opaque blocks replay only to it. */
+  provider: string;
+  /** Output cap when the request has none (tokens). */
+  defaultMaxTokens: number;
+}
+
+type ApiBlock = Record<string, unknown>;
+type ApiMessage = { role: "user" | "assistant"; content: ApiBlock[] };
+
+/** Thinking budget per effort for models without adaptive thinking (tokens, before capping). */
+export const THINKING_BUDGETS: Record<Effort, number> = {
+  low: 2_048,
+  medium: 8_192,
+  high: 16_384,
+  xhigh: 32_768,
+  max: 65_536,
+};
+
+const EPHEMERAL = { type: "ephemeral" } as const;
+
+/**
+ * Builds the JSON body of `POST /v1/messages` with `stream: true`.
+ *
+ * - `system` becomes one text block carrying a cache breakpoint.
+ * - Tool results stay inside user messages, first in the content (the API requires it), with
+ *   `is_error` and images as content blocks.
+ * - Thinking (signature kept verbatim), redacted thinking and opaque server-tool blocks are
+ *   replayed only when the block's `provider` is this provider and the message's `model` is the
+ *   requested model (invariant 11); otherwise they are dropped.
+ * - Cache breakpoints: the system prompt, the last block of the user message before the newest
+ *   assistant message (last request's end, so it hits), and the last block of the last message.
+ * - Effort: adaptive models get `thinking:{type:"adaptive"}` always and `output_config.effort`
+ *   when an effort is set; budget models get `budget_tokens` from {@link THINKING_BUDGETS}
+ *   capped at ¾ of `max_tokens`, only when an effort is set.
+ */
+export function buildBody(req: ModelRequest, ctx: BuildContext): Record<string, unknown> {
+  const maxTokens = req.max_tokens ?? ctx.defaultMaxTokens;
+  const messages: ApiMessage[] = [];
+  for (const m of req.messages) {
+    const content = m.role === "user" ? userContent(m.blocks) : assistantContent(m, req.model, ctx.provider);
+    if (content.length) messages.push({ role: m.role, content });
+  }
+  placeCacheBreakpoints(messages);
+
+  const body: Record<string, unknown> = { model: req.model, max_tokens: maxTokens, stream: true };
+  if (req.system) body.system = [{ type: "text", text: req.system, cache_control: EPHEMERAL }];
+  body.messages = messages;
+  if (req.tools.length) {
+    body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.input_schema }));
+  }
+  const style = thinkingStyle(req.model);
+  if (style === "adaptive") {
+    body.thinking = { type: "adaptive" };
+    if (req.effort) body.output_config = { effort: req.effort };
+  } else if (style === "budget" && req.effort) {
+    const budget = Math.min(THINKING_BUDGETS[req.effort], Math.floor(maxTokens * 0.75));
+    if (budget >= 1024) body.thinking = { type: "enabled", budget_tokens: budget };
+  }
+  return body;
+}
+
+function imageBlock(media_type: string, data: string): ApiBlock {
+  return { type: "image", source: { type: "base64", media_type, data } };
+}
+
+function userContent(blocks: Block[]): ApiBlock[] {
+  const results: ApiBlock[] = [];
+  const rest: ApiBlock[] = [];
+  for (const b of blocks) {
+    if (b.type === "tool_result") {
+      const out: ApiBlock = { type: "tool_result", tool_use_id: b.id };
+      if (b.images?.length) {
+        const parts: ApiBlock[] = [];
+        if (b.content) parts.push({ type: "text", text: b.content });
+        for (const img of b.images) parts.push(imageBlock(img.media_type, img.data));
+        out.content = parts;
+      } else if (b.content) {
+        out.content = b.content;
+      }
+      if (b.is_error) out.is_error = true;
+      results.push(out);
+    } else if (b.type === "text") {
+      if (b.text) rest.push({ type: "text", text: b.text });
+    } else if (b.type === "image") {
+      rest.push(imageBlock(b.media_type, b.data));
+    }
+  }
+  return [...results, ...rest];
+}
+
+function assistantContent(m: Message, model: string, provider: string): ApiBlock[] {
+  const out: ApiBlock[] = [];
+  const sameModel = m.model === model;
+  for (const b of m.blocks) {
+    switch (b.type) {
+      case "text":
+        if (b.text) out.push({ type: "text", text: b.text });
+        break;
+      case "thinking":
+        if (b.display_only || !sameModel || b.provider !== provider || !b.signature) break;
+        out.push(b.redacted ? { type: "redacted_thinking", data: b.signature } : { type: "thinking", thinking: b.text, signature: b.signature });
+        break;
+      case "tool_use": {
+        const input = b.input && typeof b.input === "object" && !Array.isArray(b.input) ? b.input : {};
+        out.push({ type: "tool_use", id: b.id, name: b.name, input });
+        break;
+      }
+      case "opaque":
+        if (sameModel && b.provider === provider && b.raw && typeof b.raw === "object") out.push(b.raw as ApiBlock);
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+/** Block types that may carry `cache_control` (thinking blocks may not). */
+function cacheable(b: ApiBlock): boolean {
+  return b.type !== "thinking" && b.type !== "redacted_thinking";
+}
+
+function mark(msg: ApiMessage | undefined): void {
+  if (!msg) return;
+  for (let i = msg.content.length - 1; i >= 0; i--) {
+    const b = msg.content[i]!;
+    if (cacheable(b)) {
+      msg.content[i] = { ...b, cache_control: EPHEMERAL };
+      return;
+    }
+  }
+}
+
+function placeCacheBreakpoints(messages: ApiMessage[]): void {
+  let lastAssistant = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "assistant") {
+      lastAssistant = i;
+      break;
+    }
+  }
+  for (let i = lastAssistant - 1; i >= 0; i--) {
+    if (messages[i]!.role === "user") {
+      mark(messages[i]);
+      break;
+    }
+  }
+  mark(messages[messages.length - 1]);
+}

@@ -1,0 +1,59 @@
+/**
+ * The Chat Completions adapter shared by `openai-compatible` and its presets (WIRE-FORMATS §2).
+ * Loaded lazily by the factories in index.ts.
+ */
+import {
+  joinUrl,
+  readSse,
+  sendJson,
+  type HttpOptions,
+  type ModelRequest,
+  type Provider,
+  type ProviderConfig,
+  type StreamEvent,
+} from "../../kernel/index.js";
+import { decodeChatStream } from "./decode.js";
+import { GENERIC_PRESET, type ChatPreset } from "./presets.js";
+import { buildChatBody } from "./request.js";
+
+export class ChatCompletionsProvider implements Provider {
+  readonly name: string;
+  readonly #config: ProviderConfig;
+  readonly #preset: ChatPreset;
+  readonly #opts: HttpOptions;
+
+  /** `preset` is the factory's; `config.name` may differ (a custom `providers.<name>`). */
+  constructor(config: ProviderConfig, preset: ChatPreset = GENERIC_PRESET, opts: HttpOptions = {}) {
+    this.name = config.name;
+    this.#config = config;
+    this.#preset = preset;
+    this.#opts = opts;
+  }
+
+  /**
+   * Streams `POST {base_url}/chat/completions`. Retries (before any output) follow kernel/http.ts.
+   * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams.
+   */
+  async *stream(req: ModelRequest): AsyncGenerator<StreamEvent> {
+    const baseUrl = this.#config.base_url ?? this.#preset.baseUrl;
+    const url = joinUrl(baseUrl, "chat/completions");
+    const body = buildChatBody(req, { provider: this.name, preset: this.#preset, baseUrl });
+    const headers: Record<string, string> = { accept: "text/event-stream", ...this.#config.headers };
+    if (this.#config.api_key) headers.authorization = `Bearer ${this.#config.api_key}`;
+    const stallTimeout = this.#config.stall_timeout ?? this.#preset.stallTimeout;
+    const envHint = this.#preset.baseUrlEnv?.length && this.name === this.#preset.name ? ` or ${this.#preset.baseUrlEnv.join(" or ")}` : "";
+    const res = yield* sendJson({
+      ...this.#opts,
+      provider: this.name,
+      url,
+      headers,
+      body,
+      signal: req.signal,
+      stallTimeout,
+      keyEnv: this.#config.api_key_env,
+      hint: `check providers.${this.name}.base_url${envHint}; is the server running?`,
+    });
+    const events = readSse(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    yield* decodeChatStream(events, { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name) });
+  }
+}

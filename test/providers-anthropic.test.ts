@@ -1,0 +1,405 @@
+/**
+ * The `anthropic` provider against real recordings replayed over loopback HTTP, plus request
+ * body, retry and failure-mode tests.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  ConfigError,
+  ProviderError,
+  Registry,
+  resolveModel,
+  type Block,
+  type Message,
+  type ModelRequest,
+  type Provider,
+  type ProviderFactory,
+} from "../kernel/index.js";
+import anthropicPlugin, { anthropicFactory } from "../plugins/anthropic/index.js";
+import { AnthropicProvider } from "../plugins/anthropic/provider.js";
+import { thinkingStyle } from "../plugins/anthropic/catalog.js";
+import { collect, matchesDescriptor, ndjsonToSse, ReplayServer, sseBody, type Chunking, type Reply } from "./fakes/replay-server.js";
+
+const FIX = join(import.meta.dirname, "fixtures/providers");
+const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
+interface ManifestEntry {
+  file: string;
+  api: string;
+  http_status: number;
+  response_headers: Record<string, string>;
+  expected: Record<string, any>;
+}
+const manifest = (JSON.parse(fixture("manifest.json")) as ManifestEntry[]).filter((m) => m.api === "anthropic");
+
+const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
+const ERROR_KIND: Record<string, string> = {
+  "anthropic/error-400-prompt-too-long.json": "context_overflow",
+  "anthropic/error-401-authentication.json": "auth",
+};
+
+let server: ReplayServer;
+beforeEach(async () => {
+  server = await ReplayServer.start();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+async function provider(name = "anthropic"): Promise<Provider> {
+  return anthropicFactory.create({ name, base_url: server.url, api_key: "sk-test", api_key_env: "ANTHROPIC_API_KEY" });
+}
+
+function request(over: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    model: "claude-sonnet-4-20250514",
+    system: "You are a helpful assistant",
+    tools: [],
+    messages: [{ role: "user", blocks: [{ type: "text", text: "hi" }] }],
+    ...over,
+  };
+}
+
+function replyFor(entry: ManifestEntry, chunking: Chunking): Reply {
+  const raw = fixture(entry.file);
+  const body = entry.file.endsWith(".chunks.ndjson") ? ndjsonToSse(raw) : raw;
+  const headers = { ...entry.response_headers };
+  delete headers["transfer-encoding"];
+  delete headers["content-length"];
+  return { status: entry.http_status, headers, body, chunking };
+}
+
+function blockOrder(blocks: Block[]): string[] {
+  return blocks.map((b) => {
+    if (b.type === "thinking") return b.redacted ? "redacted_thinking" : "thinking";
+    if (b.type === "opaque") return String((b.raw as { type: string }).type);
+    return b.type;
+  });
+}
+
+// 1-byte writes really arrive one byte at a time (see replay-server.ts), which takes seconds
+// for the larger recordings: hence the long per-test timeout below, not a speed assertion.
+const CHUNKINGS: [string, Chunking][] = [
+  ["whole", "whole"],
+  ["1-byte writes", "bytes"],
+  ["random splits (seed 7)", { seed: 7, max: 48 }],
+  ["random splits (seed 99)", { seed: 99, max: 9 }],
+];
+
+describe("recorded Anthropic streams decode to the manifest's outcome", () => {
+  for (const entry of manifest) {
+    for (const [label, chunking] of CHUNKINGS) {
+      it(`${entry.file} — ${label}`, async () => {
+        server.enqueue(replyFor(entry, chunking));
+        const p = await provider();
+        const out = await collect(p.stream(request({ model: entry.expected.model ?? "claude-sonnet-4-20250514" })));
+        const ex = entry.expected;
+        expect(server.requests).toHaveLength(1);
+        if (ex.kind === "http_error") {
+          expect(out.error).toBeInstanceOf(ProviderError);
+          const err = out.error as ProviderError;
+          expect(err.kind).toBe(ERROR_KIND[entry.file]);
+          expect(err.status).toBe(ex.status);
+          expect(err.retryable).toBe(false);
+          expect(err.request_id).toBe(ex.body.request_id);
+          expect(err.message).toContain(ex.body.error.message);
+          return;
+        }
+        expect(out.error).toBeUndefined();
+        const done = out.done!;
+        const blocks = done.message.blocks;
+        expect(blockOrder(blocks)).toEqual(ex.block_order);
+        const text = blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+        expect(text).toBe(ex.text);
+        // display deltas add up to the final message
+        expect(out.events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("")).toBe(ex.text);
+        const thinking = blocks.filter((b) => b.type === "thinking" && !b.redacted) as Extract<Block, { type: "thinking" }>[];
+        expect(thinking).toHaveLength(ex.thinking.length);
+        thinking.forEach((b, i) => {
+          expect(b.text).toBe(ex.thinking[i].thinking);
+          expect(matchesDescriptor(b.signature, ex.thinking[i].signature), `signature ${i}`).toBe(true);
+          expect(b.provider).toBe("anthropic");
+        });
+        const redacted = blocks.filter((b) => b.type === "thinking" && b.redacted) as Extract<Block, { type: "thinking" }>[];
+        expect(redacted).toHaveLength(ex.redacted_thinking.length);
+        redacted.forEach((b, i) => expect(matchesDescriptor(b.signature, ex.redacted_thinking[i]), `redacted ${i}`).toBe(true));
+        const calls = blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: (b as any).id, name: (b as any).name, input: (b as any).input }));
+        expect(calls).toEqual(ex.tool_calls);
+        expect(out.events.filter((e) => e.type === "tool_use_start").map((e) => (e as any).id)).toEqual(ex.tool_calls.map((c: any) => c.id));
+        const server_blocks = blocks.filter((b) => b.type === "opaque").map((b) => (b as any).raw);
+        expect(server_blocks).toHaveLength(ex.server_tool_blocks.length);
+        // the manifest names a result block by the id of the server call it answers
+        const named = server_blocks.map((raw) => ("tool_use_id" in raw ? { ...raw, id: raw.tool_use_id } : raw));
+        named.forEach((raw, i) => expect(raw).toMatchObject(ex.server_tool_blocks[i]));
+        expect(done.usage).toEqual({
+          input: ex.usage.input_tokens,
+          output: ex.usage.output_tokens,
+          cache_read: ex.usage.cache_read_input_tokens,
+          cache_write: ex.usage.cache_creation_input_tokens,
+        });
+        expect(done.stop_reason).toBe(NORMALIZED[ex.normalized_stop]);
+        expect(done.message.model).toBe(ex.model);
+      }, 120_000);
+    }
+  }
+});
+
+describe("request body", () => {
+  async function send(req: ModelRequest, name = "anthropic"): Promise<any> {
+    server.enqueue({ status: 200, body: fixture("anthropic/text.sse") });
+    const out = await collect((await provider(name)).stream(req));
+    expect(out.error).toBeUndefined();
+    return server.requests.at(-1)!.json();
+  }
+
+  it("posts to /v1/messages with the key, version and a top-level system block", async () => {
+    const body = await send(request());
+    const req = server.requests[0]!;
+    expect(req.path).toBe("/v1/messages");
+    expect(req.headers["x-api-key"]).toBe("sk-test");
+    expect(req.headers["anthropic-version"]).toBe("2023-06-01");
+    expect(body.system).toEqual([{ type: "text", text: "You are a helpful assistant", cache_control: { type: "ephemeral" } }]);
+    expect(body.messages.every((m: any) => m.role === "user" || m.role === "assistant")).toBe(true);
+    expect(body.stream).toBe(true);
+    expect(body.max_tokens).toBe(64_000); // from the catalog entry of claude-sonnet-4-20250514
+  });
+
+  it("sends tools with input_schema", async () => {
+    const schema = { type: "object", properties: { path: { type: "string" } }, required: ["path"] };
+    const body = await send(request({ tools: [{ name: "read", description: "Read a file", input_schema: schema }] }));
+    expect(body.tools).toEqual([{ name: "read", description: "Read a file", input_schema: schema }]);
+  });
+
+  it("puts tool results first in the user message, with is_error and images", async () => {
+    const messages: Message[] = [
+      { role: "user", blocks: [{ type: "text", text: "look" }] },
+      {
+        role: "assistant",
+        model: "claude-sonnet-4-20250514",
+        blocks: [
+          { type: "tool_use", id: "t1", name: "read", input: { path: "a" } },
+          { type: "tool_use", id: "t2", name: "shot", input: {} },
+        ],
+      },
+      {
+        role: "user",
+        blocks: [
+          { type: "text", text: "<system-note>x</system-note>" },
+          { type: "tool_result", id: "t1", content: "no such file", is_error: true },
+          { type: "tool_result", id: "t2", content: "screenshot", images: [{ media_type: "image/png", data: "iVBOR" }] },
+        ],
+      },
+    ];
+    const body = await send(request({ messages }));
+    const user = body.messages[2];
+    expect(user.content.map((b: any) => b.type)).toEqual(["tool_result", "tool_result", "text"]);
+    expect(user.content[0]).toEqual({ type: "tool_result", tool_use_id: "t1", content: "no such file", is_error: true });
+    expect(user.content[1].content).toEqual([
+      { type: "text", text: "screenshot" },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } },
+    ]);
+    expect(body.messages[1].content[0]).toEqual({ type: "tool_use", id: "t1", name: "read", input: { path: "a" } });
+  });
+
+  it("sends user images as base64 image blocks", async () => {
+    const body = await send(request({ messages: [{ role: "user", blocks: [{ type: "image", media_type: "image/jpeg", data: "/9j/" }, { type: "text", text: "what is it?" }] }] }));
+    expect(body.messages[0].content[0]).toEqual({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/" } });
+  });
+
+  const priorTurn = (model: string, provider = "anthropic"): Message[] => [
+    { role: "user", blocks: [{ type: "text", text: "weather?" }] },
+    {
+      role: "assistant",
+      model,
+      blocks: [
+        { type: "thinking", text: "I should call weather", signature: "SIG-verbatim==", provider },
+        { type: "thinking", text: "", redacted: true, signature: "REDACTED-DATA", provider },
+        { type: "tool_use", id: "toolu_1", name: "weather", input: { location: "Florence" }, provider },
+      ],
+    },
+    { role: "user", blocks: [{ type: "tool_result", id: "toolu_1", content: "sunny" }] },
+  ];
+
+  it("replays thinking, signature verbatim, before tool_use to the same provider and model", async () => {
+    const body = await send(request({ model: "claude-sonnet-4-20250514", messages: priorTurn("claude-sonnet-4-20250514") }));
+    expect(body.messages[1].content).toEqual([
+      { type: "thinking", thinking: "I should call weather", signature: "SIG-verbatim==" },
+      { type: "redacted_thinking", data: "REDACTED-DATA" },
+      { type: "tool_use", id: "toolu_1", name: "weather", input: { location: "Florence" } },
+    ]);
+  });
+
+  it("drops thinking produced by another model or another provider", async () => {
+    const other = await send(request({ model: "claude-sonnet-4-20250514", messages: priorTurn("claude-opus-4-1") }));
+    expect(other.messages[1].content.map((b: any) => b.type)).toEqual(["tool_use"]);
+    const foreign = await send(request({ model: "claude-sonnet-4-20250514", messages: priorTurn("claude-sonnet-4-20250514", "my-proxy") }));
+    expect(foreign.messages[1].content.map((b: any) => b.type)).toEqual(["tool_use"]);
+  });
+
+  it("places cache breakpoints on the system prompt, the previous request's end and the last message", async () => {
+    const messages: Message[] = [
+      { role: "user", blocks: [{ type: "text", text: "u1" }] },
+      { role: "assistant", model: "m", blocks: [{ type: "tool_use", id: "a", name: "read", input: {} }] },
+      { role: "user", blocks: [{ type: "tool_result", id: "a", content: "r" }, { type: "text", text: "note" }] },
+      { role: "assistant", model: "m", blocks: [{ type: "text", text: "done" }] },
+      { role: "user", blocks: [{ type: "text", text: "u3a" }, { type: "text", text: "u3b" }] },
+    ];
+    const body = await send(request({ model: "m", messages }));
+    const marked: string[] = [];
+    const walk = (v: unknown, path: string) => {
+      if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${path}[${i}]`));
+      else if (v && typeof v === "object") {
+        if ("cache_control" in v) marked.push(path);
+        for (const [k, x] of Object.entries(v)) walk(x, `${path}.${k}`);
+      }
+    };
+    walk(body, "body");
+    expect(marked).toEqual(["body.system[0]", "body.messages[2].content[1]", "body.messages[4].content[1]"]);
+    expect(body.messages[2].content[1]).toEqual({ type: "text", text: "note", cache_control: { type: "ephemeral" } });
+  });
+
+  it("maps effort: adaptive on new models, a capped budget on older ones, nothing without effort", async () => {
+    const adaptive = await send(request({ model: "claude-opus-5", effort: "high" }));
+    expect(adaptive.thinking).toEqual({ type: "adaptive" });
+    expect(adaptive.output_config).toEqual({ effort: "high" });
+    const budget = await send(request({ model: "claude-sonnet-4-20250514", effort: "high", max_tokens: 64_000 }));
+    expect(budget.thinking).toEqual({ type: "enabled", budget_tokens: 16_384 });
+    const capped = await send(request({ model: "claude-sonnet-4-20250514", effort: "max", max_tokens: 8_000 }));
+    expect(capped.thinking).toEqual({ type: "enabled", budget_tokens: 6_000 });
+    const none = await send(request({ model: "claude-sonnet-4-20250514" }));
+    expect(none.thinking).toBeUndefined();
+    expect(thinkingStyle("claude-3-5-haiku-20241022")).toBe("none");
+    expect(thinkingStyle("claude-3-7-sonnet-20250219")).toBe("budget");
+    expect(thinkingStyle("claude-opus-4-6")).toBe("adaptive");
+  });
+});
+
+describe("failure modes", () => {
+  const textSse = () => fixture("anthropic/text.sse");
+
+  it("retries a 429 with Retry-After, then streams the answer", async () => {
+    server.enqueue(
+      { status: 429, headers: { "retry-after": "1", "content-type": "application/json" }, body: '{"type":"error","error":{"type":"rate_limit_error","message":"rate limited"}}' },
+      { status: 200, body: textSse() },
+    );
+    const waits: number[] = [];
+    const p = new AnthropicProvider({ name: "anthropic", base_url: server.url, api_key: "k" }, { sleep: async (ms) => void waits.push(ms) });
+    const out = await collect(p.stream(request()));
+    expect(out.error).toBeUndefined();
+    expect(waits).toEqual([1000]);
+    expect(server.requests).toHaveLength(2);
+    expect(out.events[0]).toMatchObject({ type: "notice" });
+    expect(out.done!.message.blocks[0]).toMatchObject({ type: "text" });
+  });
+
+  it("surfaces a connection cut after output, without retrying", async () => {
+    const body = textSse();
+    server.enqueue({ status: 200, body, cutAfter: body.indexOf("content_block_stop") }, { status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.events.some((e) => e.type === "text_delta")).toBe(true);
+    expect(out.done).toBeUndefined();
+    expect((out.error as ProviderError).kind).toBe("network");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("a stream without message_stop is truncated, not a normal finish", async () => {
+    const body = textSse().replace(/event: message_stop\ndata: [^\n]*\n\n/, "");
+    expect(body).not.toContain("message_stop");
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done).toBeUndefined();
+    expect((out.error as ProviderError).kind).toBe("truncated");
+  });
+
+  it("an in-stream overloaded_error becomes an overloaded ProviderError", async () => {
+    const body = sseBody([
+      { event: "message_start", data: '{"type":"message_start","message":{"id":"m","usage":{"input_tokens":3,"output_tokens":1}}}' },
+      { event: "content_block_start", data: '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}' },
+      { event: "content_block_delta", data: '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}' },
+      { event: "error", data: '{"type":"error","error":{"details":null,"type":"overloaded_error","message":"Overloaded"} }' },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    const err = out.error as ProviderError;
+    expect([err.kind, err.status, err.retryable]).toEqual(["overloaded", 529, true]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("keeps raw_input when tool JSON was cut by max_tokens", async () => {
+    const body = sseBody([
+      { event: "message_start", data: '{"type":"message_start","message":{"id":"m","usage":{"input_tokens":3,"output_tokens":1}}}' },
+      { event: "content_block_start", data: '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_x","name":"write","input":{}}}' },
+      { event: "content_block_delta", data: '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":""}}' },
+      { event: "content_block_delta", data: '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"path\\": \\"a.txt\\", \\"content\\": \\"hel"}}' },
+      { event: "content_block_stop", data: '{"type":"content_block_stop","index":0}' },
+      { event: "message_delta", data: '{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":50}}' },
+      { event: "message_stop", data: '{"type":"message_stop"}' },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done!.stop_reason).toBe("max_tokens");
+    expect(out.done!.message.blocks[0]).toEqual({
+      type: "tool_use",
+      id: "toolu_x",
+      name: "write",
+      input: {},
+      provider: "anthropic",
+      raw_input: '{"path": "a.txt", "content": "hel',
+    });
+    expect(out.done!.usage).toEqual({ input: 3, output: 50, cache_read: 0, cache_write: 0 });
+  });
+
+  it("stalls after stall_timeout seconds of silence", async () => {
+    const body = textSse();
+    server.enqueue({ status: 200, body: body.slice(0, body.indexOf("event: content_block_stop")), hang: true });
+    const p = await anthropicFactory.create({ name: "anthropic", base_url: server.url, api_key: "k", stall_timeout: 0.3 });
+    const out = await collect(p.stream(request()));
+    expect((out.error as ProviderError).kind).toBe("stall");
+    expect(out.events.some((e) => e.type === "text_delta")).toBe(true);
+  });
+
+  it("an unreachable base URL is one line naming the URL", async () => {
+    const p = new AnthropicProvider({ name: "anthropic", base_url: "http://127.0.0.1:1", api_key: "k" }, { sleep: async () => {} });
+    const out = await collect(p.stream(request()));
+    const err = out.error as ProviderError;
+    expect(err.kind).toBe("network");
+    expect(err.message).toContain("http://127.0.0.1:1/v1/messages");
+    expect(err.message).toContain("ANTHROPIC_BASE_URL");
+    expect(err.message.split("\n")).toHaveLength(1);
+  });
+});
+
+describe("configuration through resolveModel", () => {
+  function registry(): Registry<ProviderFactory> {
+    const reg = new Registry<ProviderFactory>("providers");
+    const ctx = { providers: { register: (f: ProviderFactory) => reg.register(f, "anthropic") } };
+    void anthropicPlugin.setup(ctx as never);
+    return reg;
+  }
+
+  it("a missing key names ANTHROPIC_API_KEY", () => {
+    expect(() => resolveModel("anthropic/claude-opus-5", registry(), {}, {})).toThrow(ConfigError);
+    expect(() => resolveModel("anthropic/claude-opus-5", registry(), {}, {})).toThrow(/ANTHROPIC_API_KEY/);
+  });
+
+  it("reads the key and ANTHROPIC_BASE_URL from the environment", async () => {
+    const r = resolveModel("claude-opus-5", registry(), {}, { ANTHROPIC_API_KEY: "sk-env", ANTHROPIC_BASE_URL: server.url });
+    expect([r.provider, r.config.base_url, r.catalog?.context_window]).toEqual(["anthropic", server.url, 200_000]);
+    server.enqueue({ status: 200, body: fixture("anthropic/text.sse") });
+    const out = await collect((await r.factory.create(r.config)).stream(request({ model: r.model })));
+    expect(out.error).toBeUndefined();
+    expect(server.requests[0]!.headers["x-api-key"]).toBe("sk-env");
+  });
+
+  it("a custom providers.<name> of type anthropic keeps its own name on blocks", async () => {
+    const settings = { providers: { "my-claude": { type: "anthropic", base_url: server.url, api_key: "sk-custom" } } };
+    const r = resolveModel("my-claude/claude-sonnet-4-20250514", registry(), settings, {});
+    expect(r.factory).toBe(anthropicFactory);
+    server.enqueue({ status: 200, body: fixture("anthropic/thinking-tool-use.sse") });
+    const p = await r.factory.create(r.config);
+    expect(p.name).toBe("my-claude");
+    const out = await collect(p.stream(request({ model: r.model })));
+    const thinking = out.done!.message.blocks.find((b) => b.type === "thinking");
+    expect(thinking).toMatchObject({ provider: "my-claude" });
+  });
+});

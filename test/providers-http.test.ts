@@ -1,0 +1,387 @@
+/**
+ * kernel/http.ts: retry policy, error classification, SSE/NDJSON decoding and the stall guard,
+ * over real HTTP on loopback (test/fakes/replay-server.ts).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  backoffDelay,
+  classifyHttpError,
+  isContextOverflow,
+  parseRetryAfter,
+  parseToolInput,
+  postJson,
+  ProviderError,
+  readNdjson,
+  readSse,
+  sendJson,
+  streamError,
+  ToolCallSalvage,
+  type SseEvent,
+} from "../kernel/index.js";
+import { ReplayServer } from "./fakes/replay-server.js";
+
+const FIX = join(import.meta.dirname, "fixtures/providers");
+const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
+const manifest = JSON.parse(fixture("manifest.json")) as { file: string; http_status: number; response_headers: Record<string, string> }[];
+const headersOf = (file: string) => new Headers(manifest.find((m) => m.file === file)!.response_headers);
+
+let server: ReplayServer;
+const sleeps: number[] = [];
+const fastSleep = async (ms: number) => {
+  sleeps.push(ms);
+};
+beforeEach(async () => {
+  server = await ReplayServer.start();
+  sleeps.length = 0;
+});
+afterEach(async () => {
+  await server.close();
+});
+
+async function caught(p: Promise<unknown>): Promise<ProviderError> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof ProviderError) return e;
+    throw e;
+  }
+  throw new Error("expected a ProviderError");
+}
+
+describe("classification of recorded error bodies", () => {
+  const cases: [file: string, kind: string, retryable: boolean][] = [
+    ["anthropic/error-400-prompt-too-long.json", "context_overflow", false],
+    ["anthropic/error-401-authentication.json", "auth", false],
+    ["openai-chat/error-429-request-too-large.json", "context_overflow", false],
+    ["openai-chat/error-400-context-length-deepseek.json", "context_overflow", false],
+    ["openai-responses/error-400-context-length.json", "context_overflow", false],
+    ["gemini/error-400-input-token-count-vertex.json", "context_overflow", false],
+    ["gemini/error-429-resource-exhausted.json", "rate_limit", true],
+    ["ollama/error-400-context-length.json", "context_overflow", false],
+    ["ollama/error-400-model-does-not-support-tools.json", "capability", false],
+  ];
+  for (const [file, kind, retryable] of cases) {
+    it(`${file} → ${kind}`, () => {
+      const status = manifest.find((m) => m.file === file)!.http_status;
+      const err = classifyHttpError({ provider: "p", status, headers: headersOf(file), bodyText: fixture(file) });
+      expect(err.kind).toBe(kind);
+      expect(err.retryable).toBe(retryable);
+      expect(err.status).toBe(status);
+      expect(err.message).not.toMatch(/\n/);
+    });
+  }
+
+  it("surfaces the Anthropic request id from the body", () => {
+    const file = "anthropic/error-400-prompt-too-long.json";
+    const err = classifyHttpError({ provider: "anthropic", status: 400, headers: headersOf(file), bodyText: fixture(file) });
+    expect(err.request_id).toBe("req_011CeCGmMJJGRCp7xgjqapmJ");
+    expect(err.message).toContain("prompt is too long: 3333404 tokens > 200000 maximum");
+    expect(err.message).toContain("req_011CeCGmMJJGRCp7xgjqapmJ");
+  });
+
+  it("names the key variable on auth errors", () => {
+    const file = "anthropic/error-401-authentication.json";
+    const err = classifyHttpError({ provider: "anthropic", status: 401, bodyText: fixture(file), keyEnv: "ANTHROPIC_API_KEY" });
+    expect(err.message).toContain("ANTHROPIC_API_KEY");
+  });
+
+  it("takes Gemini's RetryInfo delay from the body", () => {
+    const file = "gemini/error-429-resource-exhausted.json";
+    const err = classifyHttpError({ provider: "gemini", status: 429, bodyText: fixture(file) });
+    expect(err.retry_after_ms).toBe(48_000);
+  });
+
+  it("never retries quota exhaustion, even when x-should-retry says true", () => {
+    const body = JSON.stringify({ error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" } });
+    const err = classifyHttpError({ provider: "openai", status: 429, headers: new Headers({ "x-should-retry": "true" }), bodyText: body });
+    expect(err.kind).toBe("quota");
+    expect(err.retryable).toBe(false);
+  });
+
+  it("treats the Anthropic spend cap 429 as quota", () => {
+    const body = JSON.stringify({ type: "error", error: { type: "rate_limit_error", message: "spend limit", details: { error_code: "enforced_spend_limit_reached" } } });
+    expect(classifyHttpError({ provider: "anthropic", status: 429, bodyText: body }).kind).toBe("quota");
+  });
+
+  it("maps statuses: 413 too_large, 529 overloaded, 404 not_found, 502 server, 422 bad_request", () => {
+    expect(classifyHttpError({ provider: "p", status: 413, bodyText: "" }).kind).toBe("too_large");
+    expect(classifyHttpError({ provider: "p", status: 413, bodyText: "" }).retryable).toBe(false);
+    const over = classifyHttpError({ provider: "p", status: 529, bodyText: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' });
+    expect([over.kind, over.retryable]).toEqual(["overloaded", true]);
+    expect(classifyHttpError({ provider: "p", status: 404, bodyText: "" }).kind).toBe("not_found");
+    expect(classifyHttpError({ provider: "p", status: 502, bodyText: "<html>bad gateway</html>" }).kind).toBe("server");
+    expect(classifyHttpError({ provider: "p", status: 422, bodyText: "{}" }).kind).toBe("bad_request");
+  });
+
+  it("obeys x-should-retry: false on a 500", () => {
+    expect(classifyHttpError({ provider: "p", status: 500, headers: new Headers({ "x-should-retry": "false" }) }).retryable).toBe(false);
+    expect(classifyHttpError({ provider: "p", status: 400, headers: new Headers({ "x-should-retry": "true" }) }).retryable).toBe(true);
+  });
+
+  it("knows every overflow pattern of the brief", () => {
+    for (const msg of [
+      "prompt is too long: 5 tokens > 4 maximum",
+      "context_length_exceeded",
+      "Your input exceeds the context window of this model.",
+      "This endpoint's maximum context length is 8192 tokens",
+      "the input length exceeds the context length",
+      "The input token count (1250074) exceeds the maximum number of tokens allowed (1048576).",
+      "input length and `max_tokens` exceed context limit: 188059 + 20000 > 200000",
+      "prompt too long; exceeded max context length by 12 tokens",
+      "the request exceeds the available context size, try increasing it",
+    ]) {
+      expect(isContextOverflow(msg), msg).toBe(true);
+    }
+    expect(isContextOverflow("rate limit exceeded")).toBe(false);
+  });
+
+  it("maps in-stream error events to the status they stand for", () => {
+    const e = streamError("anthropic", { type: "error", error: { details: null, type: "overloaded_error", message: "Overloaded" } });
+    expect([e.kind, e.status, e.message]).toEqual(["overloaded", 529, "Overloaded"]);
+    expect(streamError("openai", { error: { message: "boom", type: "server_error", code: null } }).kind).toBe("server");
+    expect(streamError("ollama", { error: "the input length exceeds the context length" }).kind).toBe("context_overflow");
+  });
+});
+
+describe("retry delays", () => {
+  it("reads retry-after-ms, Retry-After seconds and HTTP dates", () => {
+    expect(parseRetryAfter(new Headers({ "retry-after-ms": "250", "retry-after": "9" }))).toBe(250);
+    expect(parseRetryAfter(new Headers({ "retry-after": "1.5" }))).toBe(1500);
+    const now = Date.parse("Wed, 21 Oct 2015 07:28:00 GMT");
+    expect(parseRetryAfter(new Headers({ "retry-after": "Wed, 21 Oct 2015 07:28:03 GMT" }), now)).toBe(3000);
+    expect(parseRetryAfter(new Headers({ "retry-after": "soon" }))).toBeUndefined();
+    expect(parseRetryAfter(new Headers())).toBeUndefined();
+  });
+
+  it("backs off exponentially from 0.5 s to at most 8 s with up to 25 % jitter", () => {
+    expect(backoffDelay(0, () => 0)).toBe(500);
+    expect(backoffDelay(2, () => 0)).toBe(2000);
+    expect(backoffDelay(10, () => 0)).toBe(8000);
+    expect(backoffDelay(1, () => 0.999)).toBeGreaterThan(750);
+    expect(backoffDelay(1, () => 0.999)).toBeLessThan(1000);
+  });
+});
+
+describe("postJson", () => {
+  const ok = { status: 200, headers: { "content-type": "application/json" }, body: '{"ok":true}' };
+
+  it("retries a 429 after its Retry-After, then succeeds", async () => {
+    server.enqueue({ status: 429, headers: { "retry-after": "2" }, body: '{"error":{"message":"slow down","type":"rate_limit_error"}}' }, ok);
+    const notices: string[] = [];
+    const gen = sendJson({ provider: "p", url: `${server.url}/x`, body: { a: 1 }, sleep: fastSleep });
+    let r = await gen.next();
+    while (!r.done) {
+      if (r.value.type === "notice") notices.push(r.value.text);
+      r = await gen.next();
+    }
+    expect(await r.value.json()).toEqual({ ok: true });
+    expect(server.requests).toHaveLength(2);
+    expect(sleeps).toEqual([2000]);
+    expect(notices[0]).toMatch(/HTTP 429.*retrying in 2\.0 s \(1\/2\)/);
+    expect(server.requests[1]!.json()).toEqual({ a: 1 });
+  });
+
+  it("gives up after maxRetries and throws the last error", async () => {
+    for (let i = 0; i < 3; i++) server.enqueue({ status: 503, headers: { "retry-after-ms": "5" }, body: "upstream down" });
+    const err = await caught(postJson({ provider: "p", url: `${server.url}/x`, body: {}, sleep: fastSleep }));
+    expect(server.requests).toHaveLength(3);
+    expect(sleeps).toEqual([5, 5]);
+    expect([err.kind, err.status, err.message]).toEqual(["server", 503, "upstream down"]);
+  });
+
+  it("uses exponential backoff when no delay is given", async () => {
+    server.enqueue({ status: 500 }, { status: 500 }, ok);
+    await postJson({ provider: "p", url: `${server.url}/x`, body: {}, sleep: fastSleep, random: () => 0 });
+    expect(sleeps).toEqual([500, 1000]);
+  });
+
+  it("honours maxRetries: 0", async () => {
+    server.enqueue({ status: 500 }, ok);
+    await caught(postJson({ provider: "p", url: `${server.url}/x`, body: {}, maxRetries: 0, sleep: fastSleep }));
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("does not retry quota, overflow, too-large or x-should-retry: false", async () => {
+    server.enqueue(
+      { status: 429, headers: { "retry-after": "1" }, body: '{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}' },
+      { status: 429, body: fixture("openai-chat/error-429-request-too-large.json") },
+      { status: 413, body: "too big" },
+      { status: 500, headers: { "x-should-retry": "false" }, body: "no" },
+    );
+    const kinds = [];
+    for (let i = 0; i < 4; i++) kinds.push((await caught(postJson({ provider: "p", url: `${server.url}/x`, body: {}, sleep: fastSleep }))).kind);
+    expect(kinds).toEqual(["quota", "context_overflow", "too_large", "server"]);
+    expect(server.requests).toHaveLength(4);
+    expect(sleeps).toEqual([]);
+  });
+
+  it("surfaces a Retry-After beyond a minute instead of waiting", async () => {
+    server.enqueue({ status: 429, headers: { "retry-after": "3600" }, body: "later" });
+    const err = await caught(postJson({ provider: "p", url: `${server.url}/x`, body: {}, sleep: fastSleep }));
+    expect([err.kind, err.retry_after_ms]).toEqual(["rate_limit", 3_600_000]);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("sends the JSON body and headers", async () => {
+    server.enqueue(ok);
+    await postJson({ provider: "p", url: `${server.url}/v1/x`, headers: { "x-api-key": "k" }, body: { hello: "wörld" } });
+    const req = server.requests[0]!;
+    expect([req.method, req.path, req.headers["x-api-key"], req.headers["content-type"]]).toEqual(["POST", "/v1/x", "k", "application/json"]);
+    expect(req.json()).toEqual({ hello: "wörld" });
+  });
+
+  it("an unreachable base URL is a one-line network error naming the URL, after retries", async () => {
+    const url = "http://127.0.0.1:1/v1/messages";
+    const err = await caught(postJson({ provider: "p", url, body: {}, sleep: fastSleep, hint: "check base_url" }));
+    expect(err.kind).toBe("network");
+    expect(err.message).toContain(url);
+    expect(err.message).toContain("check base_url");
+    expect(err.message).not.toMatch(/\n/);
+    expect(sleeps).toHaveLength(2);
+  });
+
+  it("sends a GET without a body when asked (model probing)", async () => {
+    server.enqueue(ok);
+    await postJson({ provider: "p", url: `${server.url}/api/ps`, method: "GET" });
+    expect([server.requests[0]!.method, server.requests[0]!.body, server.requests[0]!.headers["content-type"]]).toEqual(["GET", "", undefined]);
+  });
+
+  it("rejects a base URL that is not absolute with a clear message", async () => {
+    const err = await caught(postJson({ provider: "p", url: "localhost:1234/v1/chat/completions", body: {} }));
+    expect(err.message).toMatch(/invalid base URL/);
+  });
+
+  it("stops waiting for headers after the stall timeout", async () => {
+    server.enqueue({ status: 200, headerDelayMs: 2000, body: "late" });
+    const err = await caught(postJson({ provider: "p", url: `${server.url}/x`, body: {}, stallTimeout: 0.2 }));
+    expect(err.kind).toBe("stall");
+  });
+
+  it("aborts a retry wait when the signal aborts", async () => {
+    server.enqueue({ status: 503, headers: { "retry-after": "30" } });
+    const ctrl = new AbortController();
+    // abort once the retry is announced, i.e. during the 30 s wait
+    const p = postJson({ provider: "p", url: `${server.url}/x`, body: {}, signal: ctrl.signal, onRetry: () => setImmediate(() => ctrl.abort()) });
+    await expect(p).rejects.toThrow(/abort/i);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+async function collectSse(body: string, chunking: Parameters<ReplayServer["enqueue"]>[0]["chunking"]): Promise<SseEvent[]> {
+  server.enqueue({ status: 200, headers: { "content-type": "text/event-stream" }, body, chunking });
+  const res = await postJson({ provider: "p", url: `${server.url}/sse`, body: {} });
+  const out: SseEvent[] = [];
+  for await (const e of readSse(res, { provider: "p" })) out.push(e);
+  return out;
+}
+
+describe("readSse", () => {
+  const body = ": keep-alive\r\nevent: a\r\ndata: {\"t\":\"Olá °×’\"}\r\n\r\ndata: line1\rdata: line2\r\r: comment\n\ndata:x\n\ndata: trailing-unterminated";
+  const expected = [
+    { event: "a", data: '{"t":"Olá °×’"}', id: undefined },
+    { event: undefined, data: "line1\nline2", id: undefined },
+    { event: undefined, data: "x", id: undefined },
+  ];
+  for (const chunking of ["whole", "bytes", { seed: 1, max: 7 }, { seed: 2, max: 3 }] as const) {
+    it(`handles CRLF/CR, comments, multi-line data and split UTF-8 (${JSON.stringify(chunking)})`, async () => {
+      expect(await collectSse(body, chunking)).toEqual(expected);
+    });
+  }
+
+  it("splits exactly between \\r and \\n and inside a multi-byte character", async () => {
+    const b = 'data: {"x":"á"}\r\n\r\ndata: 2\r\n\r\n';
+    const bytes = new TextEncoder().encode(b);
+    const cr = bytes.indexOf(13);
+    const a = bytes.indexOf(0xc3);
+    const events = await collectSse(b, [a + 1, cr - a - 1 + 1, 1000]);
+    expect(events.map((e) => e.data)).toEqual(['{"x":"á"}', "2"]);
+  });
+
+  it("raises a stall after stall_timeout seconds of silence mid-stream", async () => {
+    server.enqueue({ status: 200, body: "data: 1\n\n", hang: true });
+    const res = await postJson({ provider: "p", url: `${server.url}/sse`, body: {} });
+    const seen: string[] = [];
+    const err = await caught(
+      (async () => {
+        for await (const e of readSse(res, { provider: "p", stallTimeout: 0.2 })) seen.push(e.data);
+      })(),
+    );
+    expect(seen).toEqual(["1"]);
+    expect(err.kind).toBe("stall");
+  });
+
+  it("a negative stall_timeout waits for slow data instead of failing", async () => {
+    server.enqueue({ status: 200, body: "data: 1\n\ndata: 2\n\n", chunking: [9], delayMs: 300 });
+    const res = await postJson({ provider: "p", url: `${server.url}/sse`, body: {}, stallTimeout: -1 });
+    const seen: string[] = [];
+    for await (const e of readSse(res, { provider: "p", stallTimeout: -1 })) seen.push(e.data);
+    expect(seen).toEqual(["1", "2"]);
+  });
+
+  it("reports a connection cut mid-body as a network error", async () => {
+    server.enqueue({ status: 200, body: "data: 1\n\ndata: 2\n\n", cutAfter: 12 });
+    const res = await postJson({ provider: "p", url: `${server.url}/sse`, body: {} });
+    const err = await caught(
+      (async () => {
+        for await (const _ of readSse(res, { provider: "p", url: server.url })) void _;
+      })(),
+    );
+    expect(err.kind).toBe("network");
+    expect(err.message).toMatch(/connection lost/);
+  });
+});
+
+describe("readNdjson", () => {
+  it("decodes the recorded Ollama stream in 1-byte writes", async () => {
+    server.enqueue({ status: 200, body: fixture("ollama/text.ndjson"), chunking: "bytes" });
+    const res = await postJson({ provider: "p", url: `${server.url}/api/chat`, body: {} });
+    const lines: any[] = [];
+    for await (const l of readNdjson(res, { provider: "p" })) lines.push(l);
+    expect(lines.at(-1)).toMatchObject({ done: true, prompt_eval_count: 16, eval_count: 22 });
+    expect(lines.map((l) => l.message.content).join("")).toBe("Okay, here we go!\n\n1, 2, 3, 4, 5\n");
+  });
+
+  it("a cut final line is a truncated error", async () => {
+    server.enqueue({ status: 200, body: '{"a":1}\n{"b":' });
+    const res = await postJson({ provider: "p", url: `${server.url}/api/chat`, body: {} });
+    const err = await caught(
+      (async () => {
+        for await (const _ of readNdjson(res, { provider: "p" })) void _;
+      })(),
+    );
+    expect(err.kind).toBe("truncated");
+  });
+});
+
+describe("parseToolInput", () => {
+  it("empty → {}, object → object, truncated → raw_input", () => {
+    expect(parseToolInput("")).toEqual({ input: {} });
+    expect(parseToolInput(' {"a": 1} ')).toEqual({ input: { a: 1 } });
+    expect(parseToolInput('{"a": ')).toEqual({ input: {}, raw_input: '{"a": ' });
+    expect(parseToolInput("[1]")).toEqual({ input: {}, raw_input: "[1]" });
+  });
+});
+
+describe("ToolCallSalvage", () => {
+  const text = 'Sure.\n<tool_call>{"name": "read", "arguments": "{\\"path\\": \\"x\\"}"}</tool_call> done <tool';
+  it("recovers the call and hides its markup wherever the deltas split", () => {
+    for (let cut = 0; cut <= text.length; cut++) {
+      for (const cut2 of [cut, Math.min(text.length, cut + 3)]) {
+        const s = new ToolCallSalvage(["read"]);
+        const parts = [text.slice(0, cut), text.slice(cut, cut2), text.slice(cut2)];
+        let shown = "";
+        const calls = [];
+        for (const p of parts) {
+          const r = s.push(p);
+          shown += r.text;
+          calls.push(...r.calls);
+        }
+        shown += s.end();
+        expect(shown, `cut at ${cut}/${cut2}`).toBe("Sure.\n done <tool");
+        expect(calls).toEqual([{ name: "read", input: { path: "x" } }]);
+      }
+    }
+  });
+});

@@ -1,0 +1,399 @@
+/**
+ * The `openai-compatible` provider and its presets against real Chat Completions recordings
+ * replayed over loopback HTTP, plus request body, retry and failure-mode tests.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  ConfigError,
+  ProviderError,
+  Registry,
+  resolveModel,
+  type Block,
+  type Message,
+  type ModelRequest,
+  type ProviderConfig,
+  type ProviderFactory,
+} from "../kernel/index.js";
+import chatPlugin, { chatFactories } from "../plugins/openai-compatible/index.js";
+import { ChatCompletionsProvider } from "../plugins/openai-compatible/provider.js";
+import { CHAT_PRESETS } from "../plugins/openai-compatible/presets.js";
+import { collect, ReplayServer, sseBody, type Chunking } from "./fakes/replay-server.js";
+
+const FIX = join(import.meta.dirname, "fixtures/providers");
+const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
+interface ManifestEntry {
+  file: string;
+  api: string;
+  http_status: number;
+  response_headers: Record<string, string>;
+  expected: Record<string, any>;
+}
+const manifest = (JSON.parse(fixture("manifest.json")) as ManifestEntry[]).filter((m) => m.api === "openai-chat");
+
+const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
+const ERROR_KIND: Record<string, string> = {
+  "openai-chat/error-429-request-too-large.json": "context_overflow",
+  "openai-chat/error-400-context-length-deepseek.json": "context_overflow",
+};
+
+let server: ReplayServer;
+beforeEach(async () => {
+  server = await ReplayServer.start();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+const factory = (name: string) => chatFactories.find((f) => f.name === name)!;
+
+async function provider(name = "openai-compatible", over: Partial<ProviderConfig> = {}) {
+  return factory(name).create({ name, base_url: `${server.url}/v1`, api_key: "sk-test", api_key_env: "OPENAI_API_KEY", ...over });
+}
+
+function request(over: Partial<ModelRequest> = {}): ModelRequest {
+  return {
+    model: "gpt-4o",
+    system: "You are terse.",
+    tools: [],
+    messages: [{ role: "user", blocks: [{ type: "text", text: "hi" }] }],
+    ...over,
+  };
+}
+
+// 1-byte writes really arrive one byte at a time (see replay-server.ts), which takes seconds
+// for the larger recordings: hence the long per-test timeout below, not a speed assertion.
+const CHUNKINGS: [string, Chunking][] = [
+  ["whole", "whole"],
+  ["1-byte writes", "bytes"],
+  ["random splits (seed 3)", { seed: 3, max: 64 }],
+  ["random splits (seed 41)", { seed: 41, max: 9 }],
+];
+
+describe("recorded Chat Completions streams decode to the manifest's outcome", () => {
+  for (const entry of manifest) {
+    for (const [label, chunking] of CHUNKINGS) {
+      it(`${entry.file} — ${label}`, async () => {
+        const headers = { ...entry.response_headers };
+        delete headers["transfer-encoding"];
+        delete headers["content-length"];
+        server.enqueue({ status: entry.http_status, headers, body: fixture(entry.file), chunking });
+        const out = await collect((await provider()).stream(request()));
+        const ex = entry.expected;
+        expect(server.requests).toHaveLength(1);
+        if (ex.kind === "http_error") {
+          const err = out.error as ProviderError;
+          expect(err).toBeInstanceOf(ProviderError);
+          expect(err.kind).toBe(ERROR_KIND[entry.file]);
+          expect(err.retryable).toBe(false);
+          expect(err.status).toBe(ex.status);
+          expect(err.message).toContain(ex.body.error.message.slice(0, 60));
+          return;
+        }
+        expect(out.error).toBeUndefined();
+        const done = out.done!;
+        const blocks = done.message.blocks;
+        const text = blocks.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+        expect(text).toBe(ex.text);
+        expect(out.events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("")).toBe(ex.text);
+        const thinking = blocks.flatMap((b) => (b.type === "thinking" ? [b.text] : [])).join("");
+        expect(thinking).toBe(ex.reasoning);
+        expect(out.events.flatMap((e) => (e.type === "thinking_delta" ? [e.text] : [])).join("")).toBe(ex.reasoning);
+        const calls = blocks.filter((b): b is Extract<Block, { type: "tool_use" }> => b.type === "tool_use");
+        expect(calls.map((c) => ({ id: c.id, name: c.name, input: c.input }))).toEqual(ex.tool_calls.map((c: any) => ({ id: c.id, name: c.name, input: c.arguments })));
+        expect(calls.every((c) => c.raw_input === undefined)).toBe(true);
+        expect(out.events.filter((e) => e.type === "tool_use_start").map((e) => (e as any).id)).toEqual(ex.tool_calls.map((c: any) => c.id));
+        expect(done.usage).toEqual({ input: ex.usage.prompt_tokens, output: ex.usage.completion_tokens, cache_read: 0, cache_write: 0 });
+        expect(done.stop_reason).toBe(NORMALIZED[ex.normalized_stop]);
+        expect(done.message.model).toBe("gpt-4o");
+      }, 120_000);
+    }
+  }
+});
+
+const chunk = (delta: object, extra: object = {}) => JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: null }], ...extra });
+
+describe("stream details", () => {
+  it("subtracts cached prompt tokens into cache_read and reads usage without stream_options' empty choices", async () => {
+    const body = sseBody([
+      { data: chunk({ role: "assistant", content: "ok" }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 1000, completion_tokens: 5, prompt_tokens_details: { cached_tokens: 800 } } }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done!.usage).toEqual({ input: 200, output: 5, cache_read: 800, cache_write: 0 });
+  });
+
+  it("reads DeepSeek's prompt_cache_hit_tokens and usage: null on the usage chunk of vLLM", async () => {
+    const body = sseBody([
+      { data: chunk({ content: "x" }, { usage: null }) },
+      { data: JSON.stringify({ choices: null, usage: { prompt_tokens: 50, completion_tokens: 2, prompt_cache_hit_tokens: 40 } }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done!.usage).toEqual({ input: 10, output: 2, cache_read: 40, cache_write: 0 });
+  });
+
+  it("maps finish reasons: length → max_tokens, content_filter → refusal, stop with calls → tool_use", async () => {
+    const finish = (reason: string, delta: object = { content: "a" }) =>
+      sseBody([{ data: chunk(delta) }, { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: reason }] }) }, { data: "[DONE]" }]);
+    const call = { tool_calls: [{ index: 0, id: "t", type: "function", function: { name: "read", arguments: '{"path":"a"}' } }] };
+    server.enqueue({ status: 200, body: finish("length") }, { status: 200, body: finish("content_filter") }, { status: 200, body: finish("stop", call) });
+    const stops = [];
+    for (let i = 0; i < 3; i++) stops.push((await collect((await provider()).stream(request()))).done!.stop_reason);
+    expect(stops).toEqual(["max_tokens", "refusal", "tool_use"]);
+  });
+
+  it("keeps raw_input when arguments were cut, and mints an id when the server gave none", async () => {
+    const body = sseBody([
+      { data: chunk({ tool_calls: [{ index: 0, function: { name: "write", arguments: '{"path": "a", "content": "hel' } }] }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "length" }] }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    const use = out.done!.message.blocks[0] as Extract<Block, { type: "tool_use" }>;
+    expect(use).toMatchObject({ type: "tool_use", name: "write", input: {}, raw_input: '{"path": "a", "content": "hel' });
+    expect(use.id).toMatch(/^call_/);
+    expect(out.events.find((e) => e.type === "tool_use_start")).toMatchObject({ id: use.id });
+  });
+
+  it("a mid-stream error chunk is a ProviderError, not retried", async () => {
+    const body = sseBody([{ data: chunk({ content: "par" }) }, { data: '{"error":{"message":"The server had an error","type":"server_error","code":null}}' }]);
+    server.enqueue({ status: 200, body }, { status: 200, body: fixture("openai-chat/text.sse") });
+    const out = await collect((await provider()).stream(request()));
+    expect((out.error as ProviderError).kind).toBe("server");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("a stream without [DONE] is truncated", async () => {
+    const body = fixture("openai-chat/text.sse").replace("data: [DONE]", ": no done");
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done).toBeUndefined();
+    expect((out.error as ProviderError).kind).toBe("truncated");
+  });
+
+  it("surfaces a connection cut after output, without retrying", async () => {
+    const body = fixture("openai-chat/text.sse");
+    server.enqueue({ status: 200, body, cutAfter: Math.floor(body.length / 2) }, { status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.events.some((e) => e.type === "text_delta")).toBe(true);
+    expect((out.error as ProviderError).kind).toBe("network");
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("retries a 429 with Retry-After, then streams", async () => {
+    server.enqueue(
+      { status: 429, headers: { "retry-after": "2", "content-type": "application/json" }, body: '{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}' },
+      { status: 200, body: fixture("openai-chat/text.sse") },
+    );
+    const waits: number[] = [];
+    const p = new ChatCompletionsProvider({ name: "openai-compatible", base_url: server.url, api_key: "k" }, undefined, { sleep: async (ms) => void waits.push(ms) });
+    const out = await collect(p.stream(request()));
+    expect(out.error).toBeUndefined();
+    expect(waits).toEqual([2000]);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("does not retry insufficient_quota", async () => {
+    server.enqueue({ status: 429, body: '{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}' });
+    const out = await collect((await provider()).stream(request()));
+    expect((out.error as ProviderError).kind).toBe("quota");
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("tool-call text salvage", () => {
+  const markup = '<tool_call>\n{"name": "read", "arguments": {"path": "a.txt"}}\n</tool_call>';
+  const answer = `Let me look.\n${markup}`;
+  const tools = [{ name: "read", description: "Read", input_schema: { type: "object" } }];
+  const streamOf = (text: string, size: number) => {
+    const pieces = text.match(new RegExp(`[\\s\\S]{1,${size}}`, "g"))!;
+    return sseBody([
+      ...pieces.map((p) => ({ data: chunk({ content: p }) })),
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) },
+      { data: "[DONE]" },
+    ]);
+  };
+
+  for (const size of [1, 3, 7, 1000]) {
+    it(`recovers a delimited call naming an offered tool, markup never shown (deltas of ${size})`, async () => {
+      server.enqueue({ status: 200, body: streamOf(answer, size) });
+      const out = await collect((await provider("lmstudio", { api_key: undefined })).stream(request({ tools })));
+      const shown = out.events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("");
+      expect(shown).toBe("Let me look.\n");
+      expect(shown).not.toContain("<");
+      expect(out.events.filter((e) => e.type === "notice")).toHaveLength(1);
+      expect((out.events.find((e) => e.type === "notice") as any).text).toMatch(/--jinja/);
+      const blocks = out.done!.message.blocks;
+      expect(blocks[0]).toEqual({ type: "text", text: "Let me look.\n" });
+      expect(blocks[1]).toMatchObject({ type: "tool_use", name: "read", input: { path: "a.txt" } });
+      expect(out.done!.stop_reason).toBe("tool_use");
+    });
+  }
+
+  it("leaves markup naming a tool that was not offered, or unclosed markup, as text", async () => {
+    const other = markup.replace('"read"', '"rm_rf"');
+    server.enqueue({ status: 200, body: streamOf(other, 4) }, { status: 200, body: streamOf("see <tool_call>{", 2) });
+    const a = await collect((await provider()).stream(request({ tools })));
+    expect(a.done!.message.blocks).toEqual([{ type: "text", text: other }]);
+    expect(a.done!.stop_reason).toBe("end_turn");
+    const b = await collect((await provider()).stream(request({ tools })));
+    expect(b.done!.message.blocks).toEqual([{ type: "text", text: "see <tool_call>{" }]);
+  });
+
+  it("recovers nothing when no tools were offered", async () => {
+    server.enqueue({ status: 200, body: streamOf(answer, 5) });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done!.message.blocks).toEqual([{ type: "text", text: answer }]);
+  });
+});
+
+describe("request body", () => {
+  async function send(req: ModelRequest, name = "openai-compatible", over: Partial<ProviderConfig> = {}): Promise<any> {
+    server.enqueue({ status: 200, body: fixture("openai-chat/text.sse") });
+    const out = await collect((await provider(name, over)).stream(req));
+    expect(out.error).toBeUndefined();
+    return server.requests.at(-1)!.json();
+  }
+
+  it("posts to {base}/chat/completions with a bearer key, system message first and include_usage", async () => {
+    const body = await send(request({ max_tokens: 1000 }));
+    const req = server.requests[0]!;
+    expect(req.path).toBe("/v1/chat/completions");
+    expect(req.headers.authorization).toBe("Bearer sk-test");
+    expect(body.messages[0]).toEqual({ role: "system", content: "You are terse." });
+    expect(body.messages[1]).toEqual({ role: "user", content: "hi" });
+    expect(body.stream_options).toEqual({ include_usage: true });
+    expect(body.max_tokens).toBe(1000);
+    expect(body.max_completion_tokens).toBeUndefined();
+  });
+
+  it("sends tools as functions and splits tool results into role tool messages", async () => {
+    const schema = { type: "object", properties: { path: { type: "string" } } };
+    const messages: Message[] = [
+      { role: "user", blocks: [{ type: "text", text: "read both" }] },
+      {
+        role: "assistant",
+        model: "gpt-4o",
+        blocks: [
+          { type: "thinking", text: "hmm", provider: "openai-compatible" },
+          { type: "text", text: "Reading." },
+          { type: "tool_use", id: "c1", name: "read", input: { path: "a" } },
+          { type: "tool_use", id: "c2", name: "shot", input: {} },
+        ],
+      },
+      {
+        role: "user",
+        blocks: [
+          { type: "tool_result", id: "c1", content: "A", is_error: true },
+          { type: "tool_result", id: "c2", content: "image attached", images: [{ media_type: "image/png", data: "iVBOR" }] },
+          { type: "text", text: "<system-note>n</system-note>" },
+        ],
+      },
+    ];
+    const body = await send(request({ messages, tools: [{ name: "read", description: "Read", input_schema: schema }] }));
+    expect(body.tools).toEqual([{ type: "function", function: { name: "read", description: "Read", parameters: schema } }]);
+    expect(body.messages.slice(1)).toEqual([
+      { role: "user", content: "read both" },
+      {
+        role: "assistant",
+        content: "Reading.",
+        tool_calls: [
+          { id: "c1", type: "function", function: { name: "read", arguments: '{"path":"a"}' } },
+          { id: "c2", type: "function", function: { name: "shot", arguments: "{}" } },
+        ],
+      },
+      { role: "tool", tool_call_id: "c1", content: "A" },
+      { role: "tool", tool_call_id: "c2", content: "image attached" },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: '<tool-images tool_call_id="c2">The tool call c2 returned these images.</tool-images>' },
+          { type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } },
+          { type: "text", text: "<system-note>n</system-note>" },
+        ],
+      },
+    ]);
+  });
+
+  it("sends raw_input verbatim as the arguments of a malformed call", async () => {
+    const messages: Message[] = [
+      { role: "user", blocks: [{ type: "text", text: "x" }] },
+      { role: "assistant", blocks: [{ type: "tool_use", id: "c", name: "w", input: {}, raw_input: '{"a": ' }] },
+      { role: "user", blocks: [{ type: "tool_result", id: "c", content: "INVALID_JSON", is_error: true }] },
+    ];
+    const body = await send(request({ messages }));
+    expect(body.messages[2].tool_calls[0].function.arguments).toBe('{"a": ');
+    expect(body.messages[2].content).toBeNull();
+  });
+
+  it("maps effort per preset: reasoning_effort, OpenRouter's reasoning object, or nothing", async () => {
+    expect((await send(request({ effort: "xhigh" }))).reasoning_effort).toBe("high");
+    expect((await send(request({ effort: "low" }), "openrouter")).reasoning).toEqual({ effort: "low" });
+    const groq = await send(request({ effort: "high" }), "groq");
+    expect([groq.reasoning_effort, groq.reasoning]).toEqual([undefined, undefined]);
+  });
+
+  it("mistral gets no stream_options", async () => {
+    expect((await send(request(), "mistral")).stream_options).toBeUndefined();
+  });
+});
+
+describe("presets and configuration", () => {
+  function registry(): Registry<ProviderFactory> {
+    const reg = new Registry<ProviderFactory>("providers");
+    const ctx = { providers: { register: (f: ProviderFactory) => reg.register(f, "openai-compatible") } };
+    void chatPlugin.setup(ctx as never);
+    return reg;
+  }
+
+  it("registers every preset of §10 with type openai-compatible", () => {
+    const reg = registry();
+    expect(reg.list().map((f) => f.name)).toEqual(["openai-compatible", "openrouter", "groq", "deepseek", "xai", "mistral", "together", "lmstudio", "nvidia-nim"]);
+    expect(reg.list().every((f) => f.type === "openai-compatible")).toBe(true);
+    expect(reg.get("lmstudio")).toMatchObject({ keyEnv: [], defaultBaseUrl: "http://localhost:1234/v1", stallTimeout: 900 });
+    expect(reg.get("nvidia-nim")).toMatchObject({ keyEnv: ["NVIDIA_API_KEY"], defaultBaseUrl: "https://integrate.api.nvidia.com/v1" });
+    expect(reg.get("openrouter")).toMatchObject({ keyEnv: ["OPENROUTER_API_KEY"], defaultBaseUrl: "https://openrouter.ai/api/v1" });
+    expect(CHAT_PRESETS).toHaveLength(9);
+  });
+
+  it("a missing key names the preset's variable", () => {
+    expect(() => resolveModel("openrouter/anthropic/claude-sonnet-5", registry(), {}, {})).toThrow(ConfigError);
+    expect(() => resolveModel("openrouter/anthropic/claude-sonnet-5", registry(), {}, {})).toThrow(/OPENROUTER_API_KEY/);
+    expect(() => resolveModel("openai-compatible/gpt-4o", registry(), {}, {})).toThrow(/OPENAI_API_KEY/);
+  });
+
+  it("lmstudio needs no key; OPENAI_BASE_URL moves the generic endpoint", () => {
+    const lm = resolveModel("lmstudio/qwen3-8b", registry(), {}, {});
+    expect([lm.config.api_key, lm.config.base_url, lm.config.stall_timeout]).toEqual([undefined, "http://localhost:1234/v1", 900]);
+    const gen = resolveModel("openai-compatible/gpt-4o", registry(), {}, { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" });
+    expect(gen.config.base_url).toBe("http://127.0.0.1:9/v1");
+  });
+
+  it("a custom providers.<name> of type openai-compatible streams under its own name", async () => {
+    const settings = { providers: { "my-vllm": { type: "openai-compatible", base_url: `${server.url}/v1`, api_key_env: "MY_VLLM_KEY" } } };
+    const r = resolveModel("my-vllm/qwen/qwen3-coder", registry(), settings, { MY_VLLM_KEY: "sk-vllm" });
+    expect([r.provider, r.model, r.factory.name]).toEqual(["my-vllm", "qwen/qwen3-coder", "openai-compatible"]);
+    server.enqueue({ status: 200, body: fixture("openai-chat/reasoning-content-tool-call-llamacpp.sse") });
+    const p = await r.factory.create(r.config);
+    const out = await collect(p.stream(request({ model: r.model })));
+    expect(p.name).toBe("my-vllm");
+    expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-vllm");
+    expect(server.requests[0]!.json().model).toBe("qwen/qwen3-coder");
+    expect(out.done!.message.blocks[0]).toMatchObject({ type: "thinking", provider: "my-vllm" });
+  });
+
+  it("an unreachable base URL is one line naming the URL", async () => {
+    const p = new ChatCompletionsProvider({ name: "lmstudio", base_url: "http://127.0.0.1:1/v1" }, CHAT_PRESETS.find((x) => x.name === "lmstudio"), { sleep: async () => {} });
+    const out = await collect(p.stream(request()));
+    const err = out.error as ProviderError;
+    expect(err.kind).toBe("network");
+    expect(err.message).toContain("http://127.0.0.1:1/v1/chat/completions");
+    expect(err.message.split("\n")).toHaveLength(1);
+  });
+});
