@@ -1,0 +1,188 @@
+/**
+ * Background shells (`bash` with `run_in_background`, read with `bash_output`, stopped with
+ * `kill_bash`), modelled on Claude Code's background shells: each gets an id `bg-N`, its output
+ * accumulates until read, and every shell still running is killed when the plugin is disposed
+ * or the process exits.
+ */
+import { StringDecoder } from "node:string_decoder";
+import { z } from "zod";
+import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolResult } from "../../kernel/index.js";
+import { cleanOutput, killGroup, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
+
+/** Unread bytes kept per shell; older unread output is dropped (the sidecar keeps it all). */
+const MAX_UNREAD_BYTES = 1024 * 1024;
+
+/** One background shell. */
+export interface BackgroundShell {
+  id: string;
+  command: string;
+  toolUseId: string;
+  startedAt: number;
+  proc: ShellProcess;
+  /** `running` until bash exits. */
+  status: "running" | "exited" | "killed" | "failed";
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  unread: Buffer[];
+  unreadBytes: number;
+  /** Unread bytes dropped since the last read. */
+  dropped: number;
+  /** Holds a character split across two reads until its last byte arrives. */
+  decoder: StringDecoder;
+}
+
+/** The background shells of one plugin instance. */
+export class BackgroundShells {
+  readonly #shells = new Map<string, BackgroundShell>();
+  #seq = 0;
+  #exitHook?: () => void;
+
+  /** Starts a command in the background and returns its record at once. */
+  start(opts: Omit<ShellOptions, "onData">): BackgroundShell {
+    const id = `bg-${++this.#seq}`;
+    const shell: BackgroundShell = {
+      id,
+      command: opts.command,
+      toolUseId: opts.toolUseId,
+      startedAt: Date.now(),
+      proc: undefined as unknown as ShellProcess,
+      status: "running",
+      code: null,
+      signal: null,
+      unread: [],
+      unreadBytes: 0,
+      dropped: 0,
+      decoder: new StringDecoder("utf8"),
+    };
+    shell.proc = startShell({
+      ...opts,
+      onData: (chunk) => {
+        shell.unread.push(chunk);
+        shell.unreadBytes += chunk.length;
+        while (shell.unreadBytes > MAX_UNREAD_BYTES && shell.unread.length > 1) {
+          const old = shell.unread.shift()!;
+          shell.unreadBytes -= old.length;
+          shell.dropped += old.length;
+        }
+      },
+    });
+    void shell.proc.exited.then(({ code, signal }) => {
+      shell.code = code;
+      shell.signal = signal;
+      shell.status = shell.proc.error ? "failed" : shell.proc.killed ? "killed" : "exited";
+    });
+    // The output is read until every writer is gone, then the sidecar is closed.
+    void shell.proc.closed.then(() => shell.proc.finishSidecar());
+    this.#shells.set(id, shell);
+    this.#watchExit();
+    return shell;
+  }
+
+  get(id: string): BackgroundShell | undefined {
+    return this.#shells.get(id);
+  }
+
+  ids(): string[] {
+    return [...this.#shells.keys()];
+  }
+
+  /** Takes the output not yet read. */
+  takeUnread(shell: BackgroundShell): { text: string; dropped: number } {
+    let text = shell.decoder.write(Buffer.concat(shell.unread));
+    if (shell.status !== "running") text += shell.decoder.end();
+    const dropped = shell.dropped;
+    shell.unread = [];
+    shell.unreadBytes = 0;
+    shell.dropped = 0;
+    return { text, dropped };
+  }
+
+  /** Kills every shell still running and stops reading them. */
+  async killAll(): Promise<void> {
+    await Promise.all(
+      [...this.#shells.values()].map(async (s) => {
+        if (s.status === "running") await s.proc.kill();
+        s.proc.stopReading();
+        await s.proc.finishSidecar();
+      }),
+    );
+    if (this.#exitHook) process.off("exit", this.#exitHook);
+    this.#exitHook = undefined;
+  }
+
+  /** Detached groups outlive Larik unless killed; a synchronous exit hook kills them. */
+  #watchExit(): void {
+    if (this.#exitHook) return;
+    this.#exitHook = () => {
+      for (const s of this.#shells.values()) if (s.status === "running") killGroup(s.proc.pid, "SIGKILL");
+    };
+    process.on("exit", this.#exitHook);
+  }
+}
+
+/** One line describing a shell's state. */
+export function statusLine(s: BackgroundShell): string {
+  const secs = Math.round((Date.now() - s.startedAt) / 1000);
+  switch (s.status) {
+    case "running":
+      return `status: running (pid ${s.proc.pid}, ${secs} s)`;
+    case "exited":
+      return s.signal ? `status: exited (killed by ${s.signal})` : `status: exited (exit code ${s.code})`;
+    case "killed":
+      return "status: killed";
+    case "failed":
+      return `status: failed to start (${s.proc.error?.message ?? "unknown error"})`;
+  }
+}
+
+function unknownShell(shells: BackgroundShells, id: string): ToolResult {
+  const ids = shells.ids();
+  return {
+    content: `no background shell ${id}${ids.length ? `; known: ${ids.join(", ")}` : "; none was started"}`,
+    is_error: true,
+  };
+}
+
+/** Builds `bash_output` over `shells`. */
+export function bashOutputTool(shells: BackgroundShells) {
+  return defineTool({
+    name: "bash_output",
+    description: "Get new output of a background shell started with bash run_in_background, and whether it is still running.",
+    input: z.object({ id: z.string().describe('Background shell id, e.g. "bg-1"') }),
+    kind: "read",
+    async run({ id }) {
+      const s = shells.get(id);
+      if (!s) return unknownShell(shells, id);
+      // Let output written right before exit arrive before reporting "exited".
+      if (s.status !== "running") await Promise.race([s.proc.closed, new Promise((r) => setTimeout(r, 100))]);
+      const { text, dropped } = shells.takeUnread(s);
+      let body = cleanOutput(toSafeText(text).text);
+      const hint = `full output: raw_output tool_call_id="${s.toolUseId}"`;
+      body = capOutput(body, OUTPUT_CAP_BYTES - 1_000, hint).text;
+      const parts = [statusLine(s)];
+      if (dropped) parts.push(`[${dropped} older unread bytes dropped; ${hint}]`);
+      parts.push(body ? body : "(no new output)");
+      return { content: parts.join("\n") };
+    },
+  });
+}
+
+/** Builds `kill_bash` over `shells`. */
+export function killBashTool(shells: BackgroundShells) {
+  return defineTool({
+    name: "kill_bash",
+    description: "Stop a background shell (and its child processes) started with bash run_in_background.",
+    input: z.object({ id: z.string().describe('Background shell id, e.g. "bg-1"') }),
+    // It only stops a process the agent itself started, but it still changes something.
+    kind: "other",
+    subject: ({ id }) => id,
+    async run({ id }) {
+      const s = shells.get(id);
+      if (!s) return unknownShell(shells, id);
+      if (s.status !== "running") return { content: `${id} is not running (${statusLine(s)})` };
+      await s.proc.kill();
+      s.status = "killed";
+      return { content: `${id} killed` };
+    },
+  });
+}

@@ -1,0 +1,234 @@
+import { existsSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Sandbox } from "../../kernel/index.js";
+import { BackgroundShells, bashOutputTool, killBashTool } from "./background.js";
+import { bashTool } from "./bash.js";
+import { rawOutputTool } from "./raw_output.js";
+import { cleanOutput } from "./shell.js";
+import { call, makeContext, tempDir, type TestContext } from "./test-context.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+let ctx: TestContext;
+const shells = new BackgroundShells();
+const bash = bashTool(shells);
+const strays: number[] = [];
+
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await tempDir());
+  ctx = makeContext(root);
+});
+afterEach(async () => {
+  for (const pid of strays.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  await cleanup();
+});
+afterAll(() => shells.killAll());
+
+/** Alive = has a /proc entry that is not a zombie. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `cond` every 20 ms, up to `tries` times. */
+async function until(cond: () => boolean | Promise<boolean>, tries = 250): Promise<boolean> {
+  for (let i = 0; i < tries; i++) {
+    if (await cond()) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+describe("bash", () => {
+  it("reports the exit code and interleaves stdout and stderr in order", async () => {
+    const r = await call(bash, { command: "echo a; echo b >&2; echo c; exit 3" }, ctx);
+    expect(r.is_error).toBeFalsy();
+    expect(r.content).toBe("a\nb\nc\n[exit code 3]");
+    expect((await call(bash, { command: "true" }, ctx)).content).toBe("(no output)\n[exit code 0]");
+  });
+
+  it("runs in cwd with a non-interactive environment", async () => {
+    const r = await call(bash, { command: 'pwd; echo "$PAGER $GIT_PAGER $TERM $NO_COLOR $GIT_TERMINAL_PROMPT"' }, ctx);
+    expect(r.content).toBe(`${root}\ncat cat dumb 1 0\n[exit code 0]`);
+  });
+
+  it("closes stdin so prompts fail at once", async () => {
+    const r = await call(bash, { command: 'read -r x; echo "read=$? x=[$x]"', timeout: 20 }, ctx);
+    expect(r.is_error).toBeFalsy();
+    expect(r.content).toBe("read=1 x=[]\n[exit code 0]");
+  });
+
+  it("strips ANSI colours and carriage-return redraws", async () => {
+    const r = await call(bash, { command: "printf '\\033[1;31mred\\033[0m plain\\n'; printf 'progress 10%%\\rprogress 100%%\\n'; printf 'crlf\\r\\n'" }, ctx);
+    expect(r.content).toBe("red plain\nprogress 100%\ncrlf\n[exit code 0]");
+    expect(cleanOutput("\x1b]0;title\x07text\x1b(B")).toBe("text");
+  });
+
+  it("does not hang on a backgrounded child that keeps the output pipe open", async () => {
+    const r = await call(bash, { command: "sleep 100 & echo $!; echo started", timeout: 20 }, ctx);
+    const pid = Number(r.content.split("\n")[0]);
+    strays.push(pid);
+    expect(r.is_error).toBeFalsy();
+    expect(r.content).toContain("started");
+    expect(r.content).toContain("[exit code 0]");
+    expect(r.content).toContain("still holds its output");
+  });
+
+  it("kills the whole process group on timeout", async () => {
+    const pidFile = join(root, "child.pid");
+    const r = await call(bash, { command: `sleep 60 & echo $! > ${pidFile}; echo waiting; sleep 60`, timeout: 1 }, ctx);
+    expect(r.is_error).toBe(true);
+    expect(r.content).toBe("waiting\n[timed out after 1 s; the command and its child processes were killed]");
+    const pid = Number(await readFile(pidFile, "utf8"));
+    strays.push(pid);
+    expect(await until(() => !alive(pid))).toBe(true);
+  });
+
+  it("kills the whole process group when the call is aborted", async () => {
+    const pidFile = join(root, "child.pid");
+    const running = call(bash, { command: `sleep 60 & echo $! > ${pidFile}; sleep 60`, timeout: 60 }, ctx);
+    expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "")).toBe(true);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    strays.push(pid);
+    ctx.controller.abort();
+    const r = await running;
+    expect(r.is_error).toBe(true);
+    expect(r.content).toContain("[interrupted; the command and its child processes were killed]");
+    expect(await until(() => !alive(pid))).toBe(true);
+  });
+
+  it("caps long output with head and tail, and raw_output returns every byte", async () => {
+    const r = await call(bash, { command: "seq 1 30000" }, ctx, "toolu_seq");
+    const full = Array.from({ length: 30000 }, (_, i) => `${i + 1}\n`).join("");
+    expect(Buffer.byteLength(r.content)).toBeLessThan(30_000);
+    expect(r.content.startsWith("1\n2\n3\n")).toBe(true);
+    expect(r.content).toMatch(/29999\n30000\n\[exit code 0\]$/);
+    expect(r.content).toContain("bytes omitted");
+    expect(r.content).toContain(`full output (${full.length} bytes): raw_output tool_call_id="toolu_seq"`);
+
+    let got = "";
+    let offset = 0;
+    for (let i = 0; i < 20; i++) {
+      const part = await call(rawOutputTool, { tool_call_id: "toolu_seq", offset }, ctx);
+      expect(part.is_error).toBeFalsy();
+      const m = /^bytes (\d+)-(\d+) of (\d+):\n([\s\S]*)\n\[(next offset: (\d+)|end of output)\]$/.exec(part.content);
+      expect(m).not.toBeNull();
+      got += m![4];
+      if (!m![6]) break;
+      offset = Number(m![6]);
+    }
+    expect(got).toBe(full);
+  });
+
+  it("raw_output returns binary output as base64 and explains unknown ids", async () => {
+    await call(bash, { command: "printf 'a\\000b'" }, ctx, "toolu_bin");
+    const r = await call(rawOutputTool, { tool_call_id: "toolu_bin" }, ctx);
+    expect(r.content).toBe(`bytes 0-3 of 3, binary, base64:\n${Buffer.from("a\0b").toString("base64")}\n[end of output]`);
+    const none = await call(rawOutputTool, { tool_call_id: "toolu_nope" }, ctx);
+    expect(none.is_error).toBe(true);
+    expect(none.content).toContain("no captured output for tool call toolu_nope");
+  });
+
+  it("builds the command through the sandbox unless sandbox is false", async () => {
+    const seen: string[] = [];
+    const sandbox: Sandbox = {
+      name: "fake",
+      probe: async () => ({ ok: true }),
+      wrap(command, opts) {
+        seen.push(command);
+        return { file: "bash", args: ["-c", command], env: { ...opts.env, INSIDE_SANDBOX: "yes" } };
+      },
+    };
+    const sctx = makeContext(root, { sandbox });
+    expect((await call(bash, { command: 'echo "[$INSIDE_SANDBOX]"' }, sctx)).content).toBe("[yes]\n[exit code 0]");
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toContain('echo "[$INSIDE_SANDBOX]"');
+    expect((await call(bash, { command: 'echo "[$INSIDE_SANDBOX]"', sandbox: false }, sctx)).content).toBe("[]\n[exit code 0]");
+    expect(seen).toHaveLength(1);
+  });
+
+  it("checkpoints checkpoint_paths first and refuses ones outside the project", async () => {
+    const r = await call(bash, { command: "echo x > build.log", checkpoint_paths: ["build.log"] }, ctx);
+    expect(r.content).toBe("(no output)\n[exit code 0]");
+    expect(ctx.checkpoints).toEqual([join(root, "build.log")]);
+    const out = await call(bash, { command: "echo never > ran.txt", checkpoint_paths: ["../elsewhere.log"] }, ctx);
+    expect(out.is_error).toBe(true);
+    expect(out.content).toContain("outside the project");
+    expect(existsSync(join(root, "ran.txt"))).toBe(false);
+  });
+
+  it("validates the timeout range", async () => {
+    const r = await call(bash, { command: "true", timeout: 601 }, ctx);
+    expect(r.content).toMatch(/^INVALID_ARGUMENTS: bash: timeout/);
+  });
+});
+
+describe("background shells", () => {
+  const output = bashOutputTool(shells);
+  const kill = killBashTool(shells);
+
+  it("returns an id at once, streams new output, and kill_bash stops the group", async () => {
+    const pidFile = join(root, "bg.pid");
+    const started = await call(bash, { command: `sleep 60 & echo $! > ${pidFile}; echo one; echo two; sleep 60`, run_in_background: true }, ctx, "toolu_bg");
+    expect(started.is_error).toBeFalsy();
+    const id = /background shell (bg-\d+)/.exec(started.content)![1]!;
+    let seen = "";
+    let statuses = "";
+    expect(
+      await until(async () => {
+        const r = await call(output, { id }, ctx);
+        const nl = r.content.indexOf("\n");
+        statuses += r.content.slice(0, nl);
+        const body = r.content.slice(nl + 1);
+        if (body !== "(no new output)") seen += body;
+        return seen.includes("two");
+      }),
+    ).toBe(true);
+    expect(statuses).toContain("status: running");
+    expect(seen).toBe("one\ntwo\n");
+    // Output already read is not returned again.
+    const again = await call(output, { id }, ctx);
+    expect(again.content).toMatch(/^status: running \(pid \d+, \d+ s\)\n\(no new output\)$/);
+
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    strays.push(pid);
+    expect((await call(kill, { id }, ctx)).content).toBe(`${id} killed`);
+    expect(await until(() => !alive(pid))).toBe(true);
+    expect((await call(output, { id }, ctx)).content.split("\n")[0]).toBe("status: killed");
+    expect((await call(kill, { id }, ctx)).content).toBe(`${id} is not running (status: killed)`);
+    // The sidecar of the starting call keeps everything for raw_output.
+    expect(await until(async () => (await call(rawOutputTool, { tool_call_id: "toolu_bg" }, ctx)).content.includes("one\ntwo"))).toBe(true);
+  });
+
+  it("reports the exit code of a finished background shell", async () => {
+    const started = await call(bash, { command: "echo done; exit 4", run_in_background: true }, ctx);
+    const id = /background shell (bg-\d+)/.exec(started.content)![1]!;
+    let last = "";
+    expect(
+      await until(async () => {
+        last = (await call(output, { id }, ctx)).content;
+        return last.startsWith("status: exited");
+      }),
+    ).toBe(true);
+    expect(last).toContain("status: exited (exit code 4)");
+  });
+
+  it("explains unknown ids", async () => {
+    const r = await call(output, { id: "bg-999" }, ctx);
+    expect(r.is_error).toBe(true);
+    expect(r.content).toMatch(/^no background shell bg-999; known: bg-1/);
+    expect((await call(kill, { id: "bg-999" }, ctx)).is_error).toBe(true);
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * `glob` (LARIK-REFERENCE §3): files matching a doublestar pattern, newest-modified first,
+ * relative to cwd, honouring `.gitignore` (`rg --files`, else the JavaScript walker). A literal
+ * leading directory in the pattern is searched even when it is normally skipped.
+ */
+import { stat } from "node:fs/promises";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { z } from "zod";
+import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
+import { ripgrepPath, runRipgrep, walkFiles, type RipgrepOption } from "./walk.js";
+
+/** Paths returned at most. */
+export const MAX_GLOB_RESULTS = 200;
+/** Matches whose mtime is looked up for sorting at most. */
+const MAX_SORTED = 20_000;
+
+const input = z.object({
+  pattern: z.string().describe('Glob pattern such as "**/*.ts" or "src/**/test_*.py"'),
+  path: z.string().optional().describe("Directory to search (default: the working directory)"),
+});
+
+const GLOB_CHARS = /[*?[\]{}()!+@]/;
+
+/**
+ * Splits a pattern into its literal leading directory and the glob part matched below it:
+ * `.github/workflows/*.yml` → [".github/workflows", "*.yml"]; `**\/*.ts` → ["", "**\/*.ts"].
+ */
+export function splitPattern(pattern: string): { base: string; rest: string } {
+  const segs = pattern.replace(/\\/g, "/").split("/");
+  let i = 0;
+  while (i < segs.length - 1 && !GLOB_CHARS.test(segs[i]!)) i++;
+  const base = segs.slice(0, i).join("/") || (pattern.startsWith("/") ? "/" : "");
+  return { base, rest: segs.slice(i).join("/") };
+}
+
+/** Options for building the tool (tests force the fallback with `ripgrep: false`). */
+export interface SearchToolOptions {
+  ripgrep?: RipgrepOption;
+}
+
+/** Builds the `glob` tool. */
+export function globTool(opts: SearchToolOptions = {}) {
+  async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+    try {
+      if (!args.pattern.trim()) throw new ToolInputError('pattern is empty: give a glob such as "**/*.ts"');
+      const searchDir = args.path ? resolvePath(ctx, args.path).abs : ctx.cwd;
+      const { base, rest } = splitPattern(args.pattern);
+      const root = base ? (isAbsolute(base) ? resolve(base) : resolve(searchDir, base)) : searchDir;
+      const st = await stat(root).catch(() => undefined);
+      if (!st) {
+        if (args.path && root === searchDir) throw new ToolInputError(`directory not found: ${displayPath(ctx.cwd, root)}`);
+        return { content: `No files match ${args.pattern}` };
+      }
+      if (!st.isDirectory()) throw new ToolInputError(`${displayPath(ctx.cwd, root)} is not a directory`);
+      // Dot-files are listed only when the pattern names one (as shells and rg do).
+      const hidden = /(^|\/)\./.test(rest);
+      const { default: picomatch } = await import("picomatch");
+      const isMatch = picomatch(rest, { dot: hidden });
+      const matches: string[] = [];
+      let more = false;
+      const rg = await ripgrepPath(opts.ripgrep);
+      if (rg) {
+        const rgArgs = ["--files", "--no-require-git", "--no-messages", "--glob", "!.git"];
+        if (hidden) rgArgs.push("--hidden");
+        const out = await runRipgrep(rg, rgArgs, root, ctx.signal, 1_000_000);
+        for (const line of out.lines) {
+          if (!line) continue;
+          const rel = line.replace(/^\.\//, "");
+          if (isMatch(rel)) {
+            if (matches.length >= MAX_SORTED) {
+              more = true;
+              break;
+            }
+            matches.push(join(root, rel));
+          }
+        }
+      } else {
+        for await (const abs of walkFiles(root, { signal: ctx.signal, hidden })) {
+          if (isMatch(relative(root, abs).split(sep).join("/"))) {
+            if (matches.length >= MAX_SORTED) {
+              more = true;
+              break;
+            }
+            matches.push(abs);
+          }
+        }
+      }
+      if (ctx.signal.aborted) throw new ToolInputError("glob interrupted");
+      if (matches.length === 0) return { content: `No files match ${args.pattern}` };
+      const withTime = await Promise.all(
+        matches.map(async (abs) => ({ abs, t: (await stat(abs).catch(() => undefined))?.mtimeMs ?? 0 })),
+      );
+      withTime.sort((a, b) => b.t - a.t || (a.abs < b.abs ? -1 : 1));
+      const shown = withTime.slice(0, MAX_GLOB_RESULTS).map((m) => displayPath(ctx.cwd, m.abs));
+      let text = shown.join("\n");
+      const hiddenCount = withTime.length - shown.length;
+      if (hiddenCount > 0 || more) {
+        text += `\n\n[${more ? "more than " : ""}${withTime.length} files match; showing the ${shown.length} newest — narrow the pattern or path]`;
+      }
+      return { content: text };
+    } catch (err) {
+      return errorResult(err);
+    }
+  }
+  return defineTool({
+    name: "glob",
+    description:
+      'Find files by glob pattern (e.g. "**/*.ts"), newest-modified first. Honours .gitignore. Use grep to search file contents.',
+    input,
+    kind: "read",
+    subject: (i) => (i.path ? pathSubject(i.path) : undefined),
+    run,
+  });
+}

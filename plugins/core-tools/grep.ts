@@ -1,0 +1,155 @@
+/**
+ * `grep` (LARIK-REFERENCE §3): regex search over files as `path:line:text`, paths relative to cwd.
+ * ripgrep when available (`--no-require-git` so `.gitignore` holds outside git too, STACK.md
+ * gotcha 11; ≤50 matches per file; 300-column lines), else a JavaScript search with the same
+ * limits over the gitignore-aware walker. At most 500 output lines.
+ */
+import { open, stat } from "node:fs/promises";
+import { relative, resolve, sep } from "node:path";
+import { z } from "zod";
+import { OUTPUT_CAP_BYTES, capOutput, defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import type { SearchToolOptions } from "./glob.js";
+import { looksBinary } from "./fileio.js";
+import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
+import { ripgrepPath, runRipgrep, walkFiles } from "./walk.js";
+
+/** Output lines at most (§3). */
+export const MAX_GREP_LINES = 500;
+/** Matches per file at most (§3). */
+export const MAX_MATCHES_PER_FILE = 50;
+/** Columns of a matching line kept (§3). */
+export const MAX_COLUMNS = 300;
+/** Files larger than this are skipped by the JavaScript search, in bytes. */
+const MAX_FALLBACK_FILE_BYTES = 16 * 1024 * 1024;
+
+const input = z.object({
+  pattern: z.string().describe("Regular expression to search for"),
+  path: z.string().optional().describe("File or directory to search (default: the working directory)"),
+  glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts" or "src/**/*.go"'),
+  ignore_case: z.boolean().optional().describe("Case-insensitive search (default false)"),
+});
+
+function cutLine(text: string): string {
+  if (text.length <= MAX_COLUMNS) return text;
+  return `${text.slice(0, MAX_COLUMNS)} [... omitted end of long line]`;
+}
+
+async function withRipgrep(rg: string, args: z.infer<typeof input>, ctx: ToolContext, target?: string) {
+  const rgArgs = [
+    "--no-require-git",
+    "--line-number",
+    "--no-heading",
+    "--with-filename",
+    // NUL after the path, so paths with colons are split correctly and can be re-based on cwd.
+    "--null",
+    "--color",
+    "never",
+    "--no-messages",
+    "--max-count",
+    String(MAX_MATCHES_PER_FILE),
+    "--max-columns",
+    String(MAX_COLUMNS),
+    "--max-columns-preview",
+    // Sorted output keeps results stable between identical calls.
+    "--sort",
+    "path",
+  ];
+  if (args.ignore_case) rgArgs.push("--ignore-case");
+  if (args.glob) rgArgs.push("--glob", args.glob);
+  rgArgs.push("--regexp", args.pattern);
+  if (target) rgArgs.push("--", target);
+  const out = await runRipgrep(rg, rgArgs, ctx.cwd, ctx.signal, MAX_GREP_LINES);
+  if (out.code === 2 && out.lines.length === 0 && out.stderr.trim()) {
+    throw new ToolInputError(`grep failed: ${out.stderr.trim().split("\n").slice(0, 6).join(" ")}`);
+  }
+  const lines: string[] = [];
+  for (const l of out.lines) {
+    const nul = l.indexOf("\0");
+    if (nul === -1) continue;
+    lines.push(`${displayPath(ctx.cwd, resolve(ctx.cwd, l.slice(0, nul)))}:${l.slice(nul + 1)}`);
+  }
+  return { lines, truncated: out.truncated };
+}
+
+async function withJavaScript(args: z.infer<typeof input>, ctx: ToolContext, root: string, isFile: boolean) {
+  let re: RegExp;
+  try {
+    re = new RegExp(args.pattern, args.ignore_case ? "i" : "");
+  } catch (err) {
+    throw new ToolInputError(`invalid regular expression: ${(err as Error).message}`);
+  }
+  let globMatch: ((p: string) => boolean) | undefined;
+  if (args.glob) {
+    const { default: picomatch } = await import("picomatch");
+    // As with rg --glob: a pattern without "/" matches the base name at any depth.
+    globMatch = picomatch(args.glob, { dot: true, basename: !args.glob.includes("/") });
+  }
+  const lines: string[] = [];
+  let truncated = false;
+  const files = isFile ? [root] : walkFiles(root, { signal: ctx.signal });
+  outer: for await (const abs of files) {
+    if (ctx.signal.aborted) break;
+    if (globMatch && !isFile && !globMatch(relative(root, abs).split(sep).join("/"))) continue;
+    const st = await stat(abs).catch(() => undefined);
+    if (!st || st.size > MAX_FALLBACK_FILE_BYTES) continue;
+    let data: Buffer;
+    try {
+      const fh = await open(abs, "r");
+      try {
+        data = await fh.readFile();
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      continue;
+    }
+    if (looksBinary(data)) continue;
+    const shown = displayPath(ctx.cwd, abs);
+    const text = data.toString("utf8").split("\n");
+    let perFile = 0;
+    for (let i = 0; i < text.length; i++) {
+      let line = text[i]!;
+      if (line.endsWith("\r")) line = line.slice(0, -1);
+      if (!re.test(line)) continue;
+      if (lines.length >= MAX_GREP_LINES) {
+        truncated = true;
+        break outer;
+      }
+      lines.push(`${shown}:${i + 1}:${cutLine(line)}`);
+      if (++perFile >= MAX_MATCHES_PER_FILE) break;
+    }
+  }
+  return { lines, truncated };
+}
+
+/** Builds the `grep` tool; `ripgrep: false` forces the JavaScript search. */
+export function grepTool(opts: SearchToolOptions = {}) {
+  async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+    try {
+      if (args.pattern === "") throw new ToolInputError("pattern is empty: give a regular expression");
+      const { abs: root, rel } = args.path ? resolvePath(ctx, args.path) : { abs: ctx.cwd, rel: "." };
+      const st = await stat(root).catch(() => undefined);
+      if (!st) throw new ToolInputError(`path not found: ${rel}`);
+      const rg = await ripgrepPath(opts.ripgrep);
+      const target = root === ctx.cwd ? undefined : rel;
+      const result = rg ? await withRipgrep(rg, args, ctx, target) : await withJavaScript(args, ctx, root, st.isFile());
+      if (ctx.signal.aborted) throw new ToolInputError("grep interrupted");
+      if (result.lines.length === 0) return { content: `No matches for ${args.pattern}${args.path ? ` in ${rel}` : ""}` };
+      let text = result.lines.join("\n");
+      if (result.truncated) text += `\n\n[stopped at ${MAX_GREP_LINES} lines; narrow the pattern, path or glob]`;
+      text = capOutput(text, OUTPUT_CAP_BYTES - 500, "narrow the pattern, path or glob").text;
+      return { content: text };
+    } catch (err) {
+      return errorResult(err);
+    }
+  }
+  return defineTool({
+    name: "grep",
+    description:
+      "Search file contents with a regular expression. Returns path:line:text, at most 50 matches per file and 500 lines. Honours .gitignore.",
+    input,
+    kind: "read",
+    subject: (i) => (i.path ? pathSubject(i.path) : undefined),
+    run,
+  });
+}

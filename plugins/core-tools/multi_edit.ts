@@ -1,0 +1,31 @@
+/**
+ * `multi_edit` (LARIK-REFERENCE §3): several `edit`-style replacements in one file, applied in
+ * order, all or nothing, with one checkpoint and one write.
+ */
+import { z } from "zod";
+import { defineTool } from "../../kernel/index.js";
+import { editFile } from "./edit-core.js";
+import { pathSubject } from "./paths.js";
+
+const edit = z.object({
+  old_string: z.string().describe("Exact text to replace; must occur once unless replace_all"),
+  new_string: z.string().describe("Replacement text"),
+  replace_all: z.boolean().optional().describe("Replace every occurrence (default false)"),
+});
+
+const input = z.object({
+  path: z.string().describe("File to edit, relative to the working directory or absolute"),
+  edits: z.array(edit).min(1).max(100).describe("Replacements applied in order, each to the result of the previous one"),
+});
+
+/** The `multi_edit` tool. */
+export const multiEditTool = defineTool({
+  name: "multi_edit",
+  description:
+    "Apply several exact-text replacements to one file in order. All succeed or none is applied. Read the file first.",
+  input,
+  kind: "write",
+  subject: (i) => pathSubject(i.path),
+  writePaths: (i) => [i.path],
+  run: (i, ctx) => editFile(ctx, i.path, i.edits, true),
+});

@@ -1,0 +1,129 @@
+import { mkdir, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readTool } from "./read.js";
+import { call, makeContext, tempDir, writeTree } from "./test-context.js";
+
+let root: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ dir: root, cleanup } = await tempDir());
+});
+afterEach(() => cleanup());
+
+const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a2f2d0c20000000049454e44ae426082", "hex");
+
+describe("read", () => {
+  it("numbers lines with a 6-wide right-aligned number and a tab", async () => {
+    await writeTree(root, { "a.txt": "alpha\nbeta\n\tgamma\n" });
+    const r = await call(readTool, { path: "a.txt" }, makeContext(root));
+    expect(r.is_error).toBeFalsy();
+    expect(r.content).toBe("     1\talpha\n     2\tbeta\n     3\t\tgamma");
+  });
+
+  it("honours offset and limit and says where to continue", async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join("\n");
+    await writeTree(root, { "b.txt": lines });
+    const r = await call(readTool, { path: "b.txt", offset: 10, limit: 3 }, makeContext(root));
+    expect(r.content).toBe("    10\tline 10\n    11\tline 11\n    12\tline 12\n\n[showing lines 10-12 of 30; continue with offset=13]");
+  });
+
+  it("drops CR of CRLF lines and refuses an offset past the end", async () => {
+    await writeTree(root, { "c.txt": "one\r\ntwo\r\n" });
+    const ctx = makeContext(root);
+    expect((await call(readTool, { path: "c.txt" }, ctx)).content).toBe("     1\tone\n     2\ttwo");
+    const past = await call(readTool, { path: "c.txt", offset: 5 }, ctx);
+    expect(past.is_error).toBe(true);
+    expect(past.content).toContain("past the end");
+    expect(past.content).toContain("2 lines");
+  });
+
+  it("cuts long lines at 2000 characters", async () => {
+    await writeTree(root, { "long.txt": `${"x".repeat(2500)}\nshort\n` });
+    const r = await call(readTool, { path: "long.txt" }, makeContext(root));
+    const first = r.content.split("\n")[0]!;
+    expect(first.startsWith(`     1\t${"x".repeat(2000)}…`)).toBe(true);
+    expect(first).not.toContain("x".repeat(2001));
+    expect(first).toContain("2500 chars");
+    expect(r.content).toContain("     2\tshort");
+  });
+
+  it("stops at the size budget of one result and gives the next offset", async () => {
+    const lines = Array.from({ length: 2000 }, (_, i) => `${i} ${"y".repeat(100)}`).join("\n");
+    await writeTree(root, { "big.txt": lines });
+    const r = await call(readTool, { path: "big.txt" }, makeContext(root));
+    expect(Buffer.byteLength(r.content)).toBeLessThan(30_000);
+    const m = /\[showing lines 1-(\d+) of 2000 \(size limit of one result\); continue with offset=(\d+)\]/.exec(r.content);
+    expect(m).not.toBeNull();
+    expect(Number(m![2])).toBe(Number(m![1]) + 1);
+  });
+
+  it("refuses binary files and directories with a clear message", async () => {
+    await writeTree(root, { "bin.dat": Buffer.from([1, 2, 0, 3, 4]) });
+    await mkdir(join(root, "dir"));
+    const ctx = makeContext(root);
+    const bin = await call(readTool, { path: "bin.dat" }, ctx);
+    expect(bin.is_error).toBe(true);
+    expect(bin.content).toContain("binary file");
+    const dir = await call(readTool, { path: "dir" }, ctx);
+    expect(dir.is_error).toBe(true);
+    expect(dir.content).toContain("is a directory");
+    const missing = await call(readTool, { path: "nope.txt" }, ctx);
+    expect(missing.is_error).toBe(true);
+    expect(missing.content).toBe("file not found: nope.txt");
+  });
+
+  it("returns images as images", async () => {
+    await writeTree(root, { "dot.png": PNG });
+    const r = await call(readTool, { path: "dot.png" }, makeContext(root));
+    expect(r.is_error).toBeFalsy();
+    expect(r.images).toEqual([{ media_type: "image/png", data: PNG.toString("base64") }]);
+  });
+
+  it("records the mtime for freshness", async () => {
+    await writeTree(root, { "m.txt": "x\n" });
+    const ctx = makeContext(root);
+    await call(readTool, { path: "m.txt" }, ctx);
+    expect(ctx.files.lastRead(join(root, "m.txt"))).toBe((await stat(join(root, "m.txt"))).mtimeMs);
+  });
+
+  it("answers a repeated unchanged read briefly once, then returns the text again", async () => {
+    await writeTree(root, { "r.txt": "hello\n" });
+    const ctx = makeContext(root);
+    const first = await call(readTool, { path: "r.txt" }, ctx);
+    expect(first.content).toBe("     1\thello");
+    const second = await call(readTool, { path: "r.txt" }, ctx);
+    expect(second.content).toContain("unchanged since your last read");
+    const third = await call(readTool, { path: "r.txt" }, ctx);
+    expect(third.content).toBe("     1\thello");
+    // A different range is a new read.
+    expect((await call(readTool, { path: "r.txt", limit: 5 }, ctx)).content).toBe("     1\thello");
+    // A change on disk is a new read too.
+    await writeFile(join(root, "r.txt"), "world\n");
+    const later = new Date(Date.now() + 5_000);
+    await utimes(join(root, "r.txt"), later, later);
+    expect((await call(readTool, { path: "r.txt", limit: 5 }, ctx)).content).toBe("     1\tworld");
+  });
+
+  it("reads through symlinks and outside the project (read is not confined)", async () => {
+    const { dir: other, cleanup: c2 } = await tempDir();
+    try {
+      await writeTree(other, { "o.txt": "outside\n" });
+      await symlink(join(other, "o.txt"), join(root, "link.txt"));
+      const ctx = makeContext(root);
+      expect((await call(readTool, { path: "link.txt" }, ctx)).content).toBe("     1\toutside");
+      expect((await call(readTool, { path: join(other, "o.txt") }, ctx)).content).toBe("     1\toutside");
+    } finally {
+      await c2();
+    }
+  });
+
+  it("reports an empty file and validates arguments", async () => {
+    await writeTree(root, { "e.txt": "" });
+    const ctx = makeContext(root);
+    expect((await call(readTool, { path: "e.txt" }, ctx)).content).toBe("e.txt is empty");
+    const bad = await call(readTool, { path: "e.txt", offset: 0 }, ctx);
+    expect(bad.is_error).toBe(true);
+    expect(bad.content).toMatch(/^INVALID_ARGUMENTS: read: offset/);
+  });
+});

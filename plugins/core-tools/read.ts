@@ -1,0 +1,251 @@
+/**
+ * `read` (LARIK-REFERENCE §3): line-numbered text, images as images, binaries and directories
+ * refused; records the mtime for read-before-write freshness (§5).
+ */
+import { open, stat } from "node:fs/promises";
+import { extname } from "node:path";
+import { z } from "zod";
+import { OUTPUT_CAP_BYTES, defineTool, type FileTracker, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { looksBinary } from "./fileio.js";
+import { ToolInputError, errorResult, pathSubject, resolvePath } from "./paths.js";
+
+/** Lines returned when `limit` is absent (§3). */
+export const DEFAULT_READ_LIMIT = 2000;
+/** Characters kept of one line (§3). */
+export const MAX_LINE_CHARS = 2000;
+/** Largest image returned as an image, in bytes. */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+/** Bytes of numbered text in one result; beyond it the result says where to continue. */
+const TEXT_BUDGET_BYTES = OUTPUT_CAP_BYTES - 2_000;
+/** Bytes scanned after the last returned line to count the file's remaining lines. */
+const COUNT_SCAN_BYTES = 64 * 1024 * 1024;
+const CHUNK = 64 * 1024;
+const ONE_BYTE = Buffer.alloc(1);
+
+const IMAGE_TYPES: Record<string, { mime: string; magic: (b: Buffer) => boolean }> = {
+  ".png": { mime: "image/png", magic: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
+  ".jpg": { mime: "image/jpeg", magic: (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
+  ".jpeg": { mime: "image/jpeg", magic: (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
+  ".gif": { mime: "image/gif", magic: (b) => b.subarray(0, 4).toString("latin1") === "GIF8" },
+  ".webp": { mime: "image/webp", magic: (b) => b.subarray(0, 4).toString("latin1") === "RIFF" && b.subarray(8, 12).toString("latin1") === "WEBP" },
+};
+
+/** What the last full read of a path returned, per agent (keyed by the agent's tracker). */
+interface ReadMemo {
+  mtimeMs: number;
+  size: number;
+  offset: number;
+  limit: number;
+}
+const memos = new WeakMap<FileTracker, Map<string, ReadMemo>>();
+
+function memoOf(files: FileTracker): Map<string, ReadMemo> {
+  let m = memos.get(files);
+  if (!m) memos.set(files, (m = new Map()));
+  return m;
+}
+
+const input = z.object({
+  path: z.string().describe("File to read, relative to the working directory or absolute"),
+  offset: z.number().int().min(1).max(100_000_000).optional().describe("First line to return, 1-based"),
+  limit: z.number().int().min(1).max(100_000_000).optional().describe(`Maximum number of lines (default ${DEFAULT_READ_LIMIT})`),
+});
+
+/** Formats one numbered line: 6-wide right-aligned number, a tab, the text cut at {@link MAX_LINE_CHARS}. */
+export function numberLine(n: number, line: string): string {
+  let text = line;
+  if (text.length > MAX_LINE_CHARS) {
+    let cut = text.slice(0, MAX_LINE_CHARS);
+    const last = cut.charCodeAt(cut.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
+    text = `${cut}… [line cut: ${line.length} chars]`;
+  }
+  return `${String(n).padStart(6)}\t${text}`;
+}
+
+interface Slice {
+  lines: string[];
+  /** Number of the first returned line. */
+  first: number;
+  /** Lines in the file, when the whole file was scanned. */
+  total?: number;
+  /** Lines left after the returned ones (undefined when not counted to the end). */
+  stoppedForSize: boolean;
+}
+
+/**
+ * Streams `abs` and returns lines [offset, offset+limit) without the line terminator (a `\r`
+ * before `\n` is dropped), stopping early when the numbered text would exceed the budget.
+ */
+async function readLines(abs: string, offset: number, limit: number, signal: AbortSignal): Promise<Slice> {
+  const fh = await open(abs, "r");
+  try {
+    const lines: string[] = [];
+    let budget = TEXT_BUDGET_BYTES;
+    let lineNo = 0; // lines completed so far
+    let partial: Buffer[] = [];
+    let stoppedForSize = false;
+    let collecting = true;
+    let scannedAfter = 0;
+    const buf = Buffer.allocUnsafe(CHUNK);
+    const take = (bytes: Buffer): void => {
+      lineNo++;
+      if (!collecting || lineNo < offset) return;
+      let s = bytes.toString("utf8");
+      if (s.endsWith("\r")) s = s.slice(0, -1);
+      const formatted = numberLine(lineNo, s);
+      const cost = Buffer.byteLength(formatted) + 1;
+      if (cost > budget && lines.length > 0) {
+        stoppedForSize = true;
+        collecting = false;
+        return;
+      }
+      budget -= cost;
+      lines.push(formatted);
+      if (lines.length >= limit) collecting = false;
+    };
+    for (;;) {
+      if (signal.aborted) throw new ToolInputError("read interrupted");
+      const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
+      if (bytesRead === 0) break;
+      const chunk = buf.subarray(0, bytesRead);
+      if (!collecting) {
+        // Only counting lines now: no decoding, and give up on enormous files.
+        let i = chunk.indexOf(10);
+        let newlines = 0;
+        while (i !== -1) {
+          newlines++;
+          i = chunk.indexOf(10, i + 1);
+        }
+        lineNo += newlines;
+        // Only whether an unterminated last line exists matters now, not its bytes.
+        if (newlines === 0 || chunk.lastIndexOf(10) < chunk.length - 1) partial = [ONE_BYTE];
+        else partial = [];
+        scannedAfter += bytesRead;
+        if (scannedAfter > COUNT_SCAN_BYTES) return { lines, first: offset, stoppedForSize };
+        continue;
+      }
+      let start = 0;
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
+        const piece = chunk.subarray(start, i);
+        take(partial.length ? Buffer.concat([...partial, piece]) : Buffer.from(piece));
+        partial = [];
+        start = i + 1;
+        if (!collecting) {
+          // Count the rest of this chunk's lines cheaply.
+          let j = chunk.indexOf(10, start);
+          while (j !== -1) {
+            lineNo++;
+            start = j + 1;
+            j = chunk.indexOf(10, start);
+          }
+          break;
+        }
+      }
+      if (start < chunk.length) partial.push(Buffer.from(chunk.subarray(start)));
+    }
+    const tail = Buffer.concat(partial);
+    if (tail.length > 0) {
+      if (collecting) take(tail);
+      else lineNo++;
+    }
+    return { lines, first: offset, total: lineNo, stoppedForSize };
+  } finally {
+    await fh.close();
+  }
+}
+
+async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+  try {
+    const { abs, rel } = resolvePath(ctx, args.path);
+    let st;
+    try {
+      st = await stat(abs);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") throw new ToolInputError(`file not found: ${rel}`);
+      if (code === "ENOTDIR") throw new ToolInputError(`file not found: a parent of ${rel} is not a directory`);
+      throw new ToolInputError(`cannot read ${rel}: ${(err as Error).message}`);
+    }
+    if (st.isDirectory()) throw new ToolInputError(`${rel} is a directory; use glob to list its files`);
+    if (!st.isFile()) throw new ToolInputError(`${rel} is not a regular file (device, socket or pipe); read only opens files`);
+
+    const image = IMAGE_TYPES[extname(abs).toLowerCase()];
+    if (image) {
+      if (st.size > MAX_IMAGE_BYTES) {
+        throw new ToolInputError(`${rel} is an image of ${st.size} bytes; read returns images up to ${MAX_IMAGE_BYTES} bytes`);
+      }
+      const fh = await open(abs, "r");
+      let data: Buffer;
+      try {
+        data = await fh.readFile();
+      } finally {
+        await fh.close();
+      }
+      if (image.magic(data)) {
+        ctx.files.recordRead(abs, st.mtimeMs);
+        return {
+          content: `Image ${rel} (${image.mime}, ${data.length} bytes)`,
+          images: [{ media_type: image.mime, data: data.toString("base64") }],
+        };
+      }
+      // Not really an image: fall through and treat it by its content.
+    }
+
+    const offset = args.offset ?? 1;
+    const limit = args.limit ?? DEFAULT_READ_LIMIT;
+    const memo = memoOf(ctx.files);
+    const prev = memo.get(abs);
+    if (prev && prev.mtimeMs === st.mtimeMs && prev.size === st.size && prev.offset === offset && prev.limit === limit) {
+      // One short reply, then the next identical read returns the text again, so a model whose
+      // earlier copy was compacted away is never stuck.
+      memo.delete(abs);
+      return {
+        content: `${rel} is unchanged since your last read of these lines; the text is earlier in this conversation. If it is no longer there, read again to get it.`,
+      };
+    }
+
+    const head = Buffer.alloc(Math.min(st.size, 8000));
+    if (head.length) {
+      const fh = await open(abs, "r");
+      try {
+        await fh.read(head, 0, head.length, 0);
+      } finally {
+        await fh.close();
+      }
+    }
+    if (looksBinary(head)) {
+      throw new ToolInputError(`${rel} is a binary file (${st.size} bytes); read only shows text — inspect it with bash (e.g. xxd or file)`);
+    }
+
+    ctx.files.recordRead(abs, st.mtimeMs);
+    if (st.size === 0) return { content: `${rel} is empty` };
+    const slice = await readLines(abs, offset, limit, ctx.signal);
+    if (slice.lines.length === 0) {
+      throw new ToolInputError(`offset ${offset} is past the end of ${rel} (${slice.total ?? "?"} lines)`);
+    }
+    memo.set(abs, { mtimeMs: st.mtimeMs, size: st.size, offset, limit });
+    const last = offset + slice.lines.length - 1;
+    let text = slice.lines.join("\n");
+    const more = slice.total === undefined ? undefined : slice.total - last;
+    if (more === undefined || more > 0) {
+      const of = slice.total === undefined ? "" : ` of ${slice.total}`;
+      const why = slice.stoppedForSize ? " (size limit of one result)" : "";
+      text += `\n\n[showing lines ${offset}-${last}${of}${why}; continue with offset=${last + 1}]`;
+    }
+    return { content: text };
+  } catch (err) {
+    return errorResult(err);
+  }
+}
+
+/** The `read` tool. */
+export const readTool = defineTool({
+  name: "read",
+  description:
+    "Read a text file with line numbers (number, tab, text). Use offset and limit for large files. Images (png, jpg, gif, webp) are returned as images.",
+  input,
+  kind: "read",
+  subject: (i) => pathSubject(i.path),
+  run,
+});
