@@ -58,7 +58,7 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
     const parsed = parseArgs({
       args: rest,
       options: Object.fromEntries(
-        Object.entries(options).map(([k, o]) => [k, { type: o.type, short: o.short, multiple: o.multiple }]),
+        Object.entries(options).map(([k, o]) => [k, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
       ),
       allowPositionals: true,
       strict: true,

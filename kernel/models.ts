@@ -141,7 +141,10 @@ export function resolveModel(
     );
   }
   if (!model) throw new ConfigError(`model "${s}" names no model after "${provider}/"`);
-  const keyEnvNames = typeof ps.api_key_env === "string" ? [ps.api_key_env] : (factory.keyEnv ?? []);
+  // A custom `providers.<name>` entry with its own base_url (a local llama.cpp or vLLM) needs a
+  // key only when it names one; the factory's default variable belongs to the vendor's endpoint.
+  const custom = provider !== factory.name && typeof ps.base_url === "string";
+  const keyEnvNames = typeof ps.api_key_env === "string" ? [ps.api_key_env] : custom ? [] : (factory.keyEnv ?? []);
   let api_key = typeof ps.api_key === "string" ? ps.api_key : undefined;
   let api_key_env: string | undefined;
   for (const name of keyEnvNames) {
