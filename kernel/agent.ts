@@ -4,6 +4,7 @@
  * order and executed in batches, every tool_use answered exactly once, the transcript appended
  * as it goes. One turn at a time; the loop knows nothing of any UI.
  */
+import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { AgentEventSchema, type AgentEvent, type PermissionAnswer, type StopReason, type UsageInfo } from "./events.js";
@@ -87,7 +88,7 @@ class MemorySession implements SessionHandle {
   #entries: SessionEntry[] = [];
   constructor(meta: SessionMeta) {
     this.meta = meta;
-    this.id = `mem-${Date.now().toString(36)}`;
+    this.id = `mem-${Date.now().toString(36)}-${randomBytes(3).toString("hex")}`;
     this.append({ type: "meta", meta });
   }
   entries() {
@@ -245,6 +246,21 @@ export class Agent {
       for (const w of prior.warnings) agent.notes.push(w);
     }
     return agent;
+  }
+
+  /**
+   * Switches the model for the following requests (`/model`, the server's PATCH). The system
+   * prompt and tools stay as they are; thinking blocks are replayed only to the model that made
+   * them, so switching back and forth is safe.
+   * @throws ConfigError for a bad spec or a missing key; Error while a turn runs.
+   */
+  async setModel(spec: string): Promise<void> {
+    if (this.#running) throw new Error("cannot switch the model while a turn is running");
+    const r = resolveModel(spec, this.host.providers, this.host.settings, this.host.env);
+    this.provider = await r.factory.create(r.config);
+    this.providerName = r.provider;
+    this.model = r.model;
+    this.#contextWindow = undefined;
   }
 
   /** `provider/model` of the current model. */

@@ -80,6 +80,8 @@ export class Host {
       // MCP tools join at the first prompt, so their rules cannot be judged by name yet
       const rules = (perms[list] ?? []).filter((r) => !r.startsWith("mcp__"));
       for (const r of unmatchableRules(rules, names.length ? names : undefined, list)) {
+        // a rule for a tool of a plugin that is not loaded is legitimate; a wrongly cased name is not
+        if (r.why.startsWith("no tool is named") && !r.why.includes("did you mean")) continue;
         this.notices.push(`permission ${list} rule "${r.rule}" can never match: ${r.why}`);
       }
     }

@@ -330,7 +330,7 @@ describe("PreToolUse", () => {
     const deny = sh("deny", `exit 2`);
     const decide = async (commands: string[]) => {
       const { host, agent } = await open({ hooks: { PreToolUse: [{ hooks: commands.map((command) => ({ type: "command", command })) }] } }, []);
-      return host.hooks.preToolUse.promise({ agent, tool: host.tools.get("echo")!, tool_use_id: "x", input: { text: "a" }, halt: () => {} });
+      return host.hooks.preToolUse.promise({ agent, tool: host.tools.get("echo")!, tool_use_id: "x", input: { text: "a" }, halt: () => {}, notice: () => {} });
     };
     expect(await decide([allow])).toEqual({ decision: "allow", reason: "trusted" });
     expect(await decide([approve])).toEqual({ decision: "allow", reason: "legacy ok" });
@@ -407,10 +407,10 @@ describe("PreCompact, Notification, SessionEnd", () => {
     const auto = sh("auto", `cat > "${dir}/auto.json"; exit 2`);
     const manual = sh("manual", `cat > "${dir}/manual.json"`);
     const { host, agent } = await open({ hooks: { PreCompact: [...hook(auto, "auto"), ...hook(manual, "manual")] } }, []);
-    await host.hooks.preCompact.promise({ agent, trigger: "overflow" });
+    await host.hooks.preCompact.promise({ agent, trigger: "overflow", notice: () => {} });
     expect(payload("auto.json")).toMatchObject({ hook_event_name: "PreCompact", trigger: "auto" });
     expect(existsSync(join(dir, "manual.json"))).toBe(false);
-    await host.hooks.preCompact.promise({ agent, trigger: "manual" });
+    await host.hooks.preCompact.promise({ agent, trigger: "manual", notice: () => {} });
     expect(payload("manual.json").trigger).toBe("manual");
   });
 
