@@ -20,7 +20,6 @@ export const COMMON_OPTIONS: Record<string, CliOption> = {
   sessions: { type: "boolean", description: "list the sessions of this directory and exit" },
   version: { type: "boolean", short: "v", description: "print the version and the loaded plugins" },
   help: { type: "boolean", short: "h", description: "show this help" },
-  debug: { type: "boolean", description: "record a debug trace of the session" },
 };
 
 /**
