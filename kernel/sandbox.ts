@@ -1,0 +1,76 @@
+/**
+ * Sandbox selection at start-up (LARIK-REFERENCE §19 "Startup probe"): with `sandbox.enabled`
+ * (default true), probe the registered backends in order and use the first that starts; when
+ * none does, bash runs unconfined (`none`: every command asks in `default` mode) and the user
+ * gets one line saying why and how to fix it. `none` is not a plugin: it is the absence of a
+ * backend (`sandbox` undefined).
+ */
+import type { Sandbox } from "./registries.js";
+
+/** The name shown for "no sandbox" (`/sandbox`, footer `⚠ no sandbox`). */
+export const NO_SANDBOX = "none";
+
+/** What {@link selectSandbox} chose. */
+export interface SandboxSelection {
+  /** The backend bash runs in; undefined means `none` (unconfined, commands ask). */
+  sandbox?: Sandbox;
+  /** One line for the start-up notices when the sandbox is off for a reason the user may fix. */
+  notice?: string;
+}
+
+/** How long one probe may take before it counts as failed (ms). */
+export const PROBE_TIMEOUT_MS = 15_000;
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms / 1000} s`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Picks the sandbox for bash. `settings.sandbox.enabled === false` turns it off without a notice.
+ * Backends named `none` are skipped. Each other backend is probed in registration order (a probe
+ * that throws or times out counts as failed); the first that passes wins. When every probe fails
+ * the notice names the first failure: `no sandbox: bubblewrap: <reason>; fix: <fix>. Bash
+ * commands will ask before running.` Never throws.
+ */
+export async function selectSandbox(
+  sandboxes: Sandbox[],
+  settings: { sandbox?: { enabled?: boolean } } | Record<string, unknown>,
+  opts: { platform?: NodeJS.Platform; timeoutMs?: number } = {},
+): Promise<SandboxSelection> {
+  const cfg = (settings as { sandbox?: { enabled?: unknown } }).sandbox;
+  if (cfg?.enabled === false) return {};
+  const platform = opts.platform ?? process.platform;
+  const candidates = sandboxes.filter((s) => s.name !== NO_SANDBOX);
+  const tail = "Bash commands will ask before running.";
+  if (!candidates.length) {
+    const hint =
+      platform === "linux"
+        ? "no sandbox plugin is loaded (add sandbox-bubblewrap)"
+        : platform === "darwin"
+          ? "no sandbox plugin is loaded (add sandbox-seatbelt)"
+          : `no OS sandbox exists for ${platform}`;
+    return { notice: `no sandbox: ${hint}. ${tail}` };
+  }
+  let first: string | undefined;
+  for (const sandbox of candidates) {
+    let r: { ok: boolean; reason?: string; fix?: string };
+    try {
+      r = await withTimeout(sandbox.probe(), opts.timeoutMs ?? PROBE_TIMEOUT_MS, `the ${sandbox.name} probe`);
+    } catch (err) {
+      r = { ok: false, reason: err instanceof Error ? err.message : String(err) };
+    }
+    if (r.ok) return { sandbox };
+    const line = `${sandbox.name}: ${oneLine(r.reason) || "the probe failed"}${r.fix ? `; fix: ${oneLine(r.fix)}` : ""}`;
+    first ??= line;
+  }
+  return { notice: `no sandbox: ${first}. ${tail}` };
+}
+
+function oneLine(s: string | undefined): string {
+  return (s ?? "").replace(/\s+/g, " ").trim().replace(/\.$/, "");
+}

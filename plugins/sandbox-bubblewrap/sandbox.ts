@@ -1,0 +1,197 @@
+/**
+ * The bubblewrap backend (LARIK-REFERENCE §19, invariant 21). A command runs as
+ * `bwrap <binds> -- bash -c <command>` with:
+ *  - `/` read-only (`--ro-bind / /`), a fresh `/dev` and `/proc` (`/proc/sys` read-only);
+ *  - writable: the project root, a private per-sandbox temp folder exported as
+ *    `TMPDIR`/`TMP`/`TEMP` (literal `/tmp` stays read-only), build caches that exist (npm,
+ *    `~/.cache`, Go module/build caches, Cargo registry and git), personal `sandbox.writable`;
+ *  - protected paths re-bound read-only after the project bind (`protected.ts`), with
+ *    placeholders for missing ones (`placeholders.ts`);
+ *  - `chatgpt-auth.json` and `mcp-auth/` under the config folder hidden;
+ *  - `--unshare-net` (unless `sandbox.network` is true): the namespace has only its own
+ *    loopback, so servers started inside are reachable from inside, the host's are not;
+ *  - `--unshare-pid`, `--die-with-parent`, `--new-session` (no TIOCSTI into a terminal),
+ *    `--cap-drop ALL` (when Larik runs as root bwrap would otherwise keep every capability);
+ *  - credentials scrubbed from the environment (`env.ts`).
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { delimiter, isAbsolute, join, resolve } from "node:path";
+import { configDir, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { configuredKeyVars, scrubEnv } from "./env.js";
+import { acquire, releaseAll, releaseRuns, RUN_MARKER } from "./placeholders.js";
+import { diagnose } from "./probe.js";
+import { protectedBinds } from "./protected.js";
+
+export interface BubblewrapOptions {
+  /** The project root the probe runs in (the host's). */
+  projectRoot: string;
+  /** Merged settings: `sandbox.{network, writable, env_passthrough}`, `providers.*.api_key_env`. */
+  settings: Record<string, unknown>;
+  /** The host's environment (home, caches, config folder). */
+  env?: NodeJS.ProcessEnv;
+  /** The bwrap executable (tests point it at a missing file). */
+  bwrap?: string;
+  /** Receives one-line warnings about ignored settings. */
+  notice?(text: string): void;
+}
+
+/** A bubblewrap sandbox; `dispose()` removes its temp folder and unchanged placeholders. */
+export interface BubblewrapSandbox extends Sandbox {
+  dispose(): void;
+  /** The private temp folder (created on first use). */
+  tmpDir(): string;
+}
+
+/** Paths never made writable through `sandbox.writable` (invariant 21: literal /tmp). */
+const NEVER_WRITABLE = new Set(["/", "/tmp", "/proc", "/dev", "/sys"]);
+
+function expandHome(p: string, home: string): string {
+  return p === "~" ? home : p.startsWith("~/") ? join(home, p.slice(2)) : p;
+}
+
+/** Build caches that may be made writable (bound only when they exist). */
+export function buildCaches(env: NodeJS.ProcessEnv, home: string): string[] {
+  const gopath = (env.GOPATH || join(home, "go")).split(delimiter)[0]!;
+  const cargo = env.CARGO_HOME || join(home, ".cargo");
+  const list = [
+    env.npm_config_cache || join(home, ".npm"),
+    env.XDG_CACHE_HOME || join(home, ".cache"),
+    env.GOMODCACHE || join(gopath, "pkg", "mod"),
+    env.GOCACHE || join(home, ".cache", "go-build"),
+    join(cargo, "registry"),
+    join(cargo, "git"),
+  ];
+  return [...new Set(list.filter((p) => isAbsolute(p)))];
+}
+
+/** The system-prompt line (byte-stable: no paths that vary between runs, `$TMPDIR` by name). */
+export function summaryLine(network: boolean, extraWritable: boolean): string {
+  const net = network
+    ? "Network access is allowed."
+    : "There is no network except loopback inside the sandbox: servers a command starts are reachable from it, services on the host's localhost are not.";
+  return [
+    `Bash commands run in a bubblewrap sandbox: the project folder, $TMPDIR and build caches (npm, ~/.cache, Go, Cargo)${extraWritable ? ", plus the folders in sandbox.writable," : ""} are writable; everything else is read-only, including /tmp (use $TMPDIR).`,
+    ".git/config, .git/hooks, .larik/, .claude/ and .mcp.json are read-only.",
+    net,
+    "API keys and tokens are removed from the environment.",
+  ].join(" ");
+}
+
+/**
+ * Builds the bubblewrap sandbox. Nothing touches the disk until `wrap` or `probe` runs.
+ * Bad `sandbox.writable` entries (relative, or `/`, `/tmp`) are skipped with a notice.
+ */
+export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSandbox {
+  const env = opts.env ?? process.env;
+  const home = env.HOME || homedir();
+  const sb = (opts.settings.sandbox ?? {}) as { network?: boolean; writable?: string[]; env_passthrough?: string[] };
+  const network = sb.network === true;
+  const writable: string[] = [];
+  for (const w of sb.writable ?? []) {
+    const p = expandHome(w, home);
+    if (!isAbsolute(p)) opts.notice?.(`sandbox.writable "${w}" ignored: use an absolute path or ~/…`);
+    else if (NEVER_WRITABLE.has(resolve(p))) opts.notice?.(`sandbox.writable "${w}" ignored: ${resolve(p)} is never writable in the sandbox`);
+    else writable.push(resolve(p));
+  }
+  const keyVars = configuredKeyVars(opts.settings);
+  const passthrough = sb.env_passthrough ?? [];
+  const bwrap = opts.bwrap ?? "bwrap";
+  const cfg = configDir(env);
+  let tmp: string | undefined;
+  const myRuns = new Set<string>();
+
+  const tmpDir = (): string => {
+    if (!tmp || !existsSync(tmp)) {
+      tmp = mkdtempSync(join(tmpdir(), "larik-sandbox-"));
+      exitCleanup.add(tmp);
+    }
+    return tmp;
+  };
+
+  const wrap = (command: string, w: { cwd: string; projectRoot: string; env: Record<string, string> }): SandboxedCommand => {
+    const t = tmpDir();
+    const root = resolve(w.projectRoot);
+    const runId = randomBytes(6).toString("hex");
+    const prot = protectedBinds(root);
+    const bound = acquire(runId, prot.binds);
+    myRuns.add(runId);
+    const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind-try", "/proc/sys", "/proc/sys"];
+    args.push("--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger");
+    args.push("--bind", t, t);
+    for (const c of buildCaches(env, home)) args.push("--bind-try", c, c);
+    for (const p of writable) args.push("--bind-try", p, p);
+    args.push("--bind", root, root);
+    for (const p of prot.writable) args.push("--bind-try", p, p);
+    for (const b of prot.binds) {
+      if (!bound.has(b.path)) continue;
+      if (b.how === "pin") args.push("--bind", b.path, b.path);
+      else args.push(b.how === "ro-try" ? "--ro-bind-try" : "--ro-bind", b.path, b.path);
+    }
+    // binds need an existing target (bwrap would try to create it in the read-only /)
+    const chatgpt = join(cfg, "chatgpt-auth.json");
+    if (existsSync(chatgpt)) args.push("--ro-bind", "/dev/null", chatgpt);
+    const mcpAuth = join(cfg, "mcp-auth");
+    if (existsSync(mcpAuth)) args.push("--tmpfs", mcpAuth, "--remount-ro", mcpAuth);
+    if (!network) args.push("--unshare-net");
+    args.push("--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL");
+    args.push("--setenv", RUN_MARKER, runId, "--chdir", w.cwd, "--", "bash", "-c", command);
+    const out = scrubEnv(w.env, { passthrough, extra: keyVars });
+    out.TMPDIR = t;
+    out.TMP = t;
+    out.TEMP = t;
+    return { file: bwrap, args, env: out };
+  };
+
+  const probe = async (): Promise<{ ok: boolean; reason?: string; fix?: string }> => {
+    if (process.platform !== "linux") return { ok: false, reason: "bubblewrap runs on Linux only", fix: "use the seatbelt sandbox on macOS" };
+    let cmd: SandboxedCommand;
+    try {
+      cmd = wrap("true", { cwd: opts.projectRoot, projectRoot: opts.projectRoot, env: env as Record<string, string> });
+    } catch (err) {
+      return { ok: false, reason: `cannot prepare the sandbox: ${(err as Error).message}`, fix: "check that the temp folder is writable" };
+    }
+    return new Promise((done) => {
+      let stderr = "";
+      const child = spawn(cmd.file, cmd.args, { cwd: opts.projectRoot, env: cmd.env, stdio: ["ignore", "ignore", "pipe"] });
+      child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+      child.once("error", (err) => done({ ok: false, ...diagnose(stderr, (err as NodeJS.ErrnoException).code ?? err.message) }));
+      child.once("close", (code, signal) => {
+        if (code === 0) done({ ok: true });
+        else done({ ok: false, ...diagnose(stderr || (signal ? `killed by ${signal}` : `exit status ${code}`)) });
+      });
+    });
+  };
+
+  return {
+    name: "bubblewrap",
+    summary: summaryLine(network, writable.length > 0),
+    probe,
+    wrap,
+    tmpDir,
+    dispose() {
+      releaseRuns(myRuns);
+      myRuns.clear();
+      if (tmp) {
+        rmSync(tmp, { recursive: true, force: true });
+        exitCleanup.delete(tmp);
+        tmp = undefined;
+      }
+    },
+  };
+}
+
+/** Temp folders to remove at process exit (sandboxed processes die with Larik: `--die-with-parent`). */
+const exitCleanup = new Set<string>();
+process.once("exit", () => {
+  releaseAll();
+  for (const t of exitCleanup) {
+    try {
+      rmSync(t, { recursive: true, force: true });
+    } catch {
+      // best effort at exit
+    }
+  }
+});

@@ -1,0 +1,262 @@
+/**
+ * The bubblewrap sandbox, run for real (LARIK-REFERENCE §19, invariant 21). Skipped, with the
+ * probe's reason, only where bwrap cannot start.
+ */
+import { spawn, execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { protectedPathReason, type SandboxedCommand } from "../kernel/index.js";
+import { createBubblewrapSandbox, type BubblewrapSandbox } from "../plugins/sandbox-bubblewrap/sandbox.js";
+import { placeholderPaths, sweep } from "../plugins/sandbox-bubblewrap/placeholders.js";
+import { protectedBinds, PROTECTED_GIT_ENTRIES, PROTECTED_PROJECT_ENTRIES } from "../plugins/sandbox-bubblewrap/protected.js";
+import { scrubEnv } from "../plugins/sandbox-bubblewrap/env.js";
+import { diagnose } from "../plugins/sandbox-bubblewrap/probe.js";
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), "larik-sbx-test-")));
+const project = join(base, "project");
+const outside = join(base, "outside");
+mkdirSync(project);
+mkdirSync(outside);
+execFileSync("git", ["init", "-q"], { cwd: project });
+writeFileSync(join(project, "a.txt"), "a\n");
+
+const settings = {
+  sandbox: { env_passthrough: ["KEEP_API_KEY"] },
+  providers: { mine: { api_key_env: "MY_PROVIDER_SECRET" } },
+};
+afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+const probeBox = createBubblewrapSandbox({ projectRoot: project, settings });
+const probe = await probeBox.probe();
+probeBox.dispose();
+
+function run(sb: BubblewrapSandbox, command: string, env: Record<string, string> = process.env as Record<string, string>) {
+  const cmd: SandboxedCommand = sb.wrap(`exec 2>&1; ${command}`, { cwd: project, projectRoot: project, env });
+  return new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawn(cmd.file, cmd.args, { cwd: project, env: cmd.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
+    child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
+    child.once("close", (code) => resolve({ code, out }));
+  });
+}
+
+describe.skipIf(!probe.ok)(`bubblewrap sandbox (${probe.ok ? "bwrap runs" : `skipped: ${probe.reason}; ${probe.fix}`})`, () => {
+  let sb: BubblewrapSandbox;
+  beforeAll(() => {
+    sb = createBubblewrapSandbox({ projectRoot: project, settings });
+  });
+  afterAll(() => sb.dispose());
+
+  it("writes inside the project", async () => {
+    const r = await run(sb, "echo inside > made.txt && mkdir -p sub && echo x > sub/y.txt");
+    expect(r).toMatchObject({ code: 0 });
+    expect(readFileSync(join(project, "made.txt"), "utf8")).toBe("inside\n");
+    expect(existsSync(join(project, "sub/y.txt"))).toBe(true);
+  });
+
+  it("refuses writes outside the project and to the literal /tmp", async () => {
+    const r = await run(sb, `echo no > ${outside}/x.txt`);
+    expect(r.code).not.toBe(0);
+    expect(r.out).toMatch(/Read-only file system/);
+    expect(existsSync(join(outside, "x.txt"))).toBe(false);
+    const t = await run(sb, `echo no > /tmp/larik-sbx-literal-$$.txt`);
+    expect(t.code).not.toBe(0);
+    expect(t.out).toMatch(/Read-only file system/);
+  });
+
+  it("gives a private writable TMPDIR (also TMP and TEMP), removed on dispose", async () => {
+    const r = await run(sb, 'echo "$TMPDIR|$TMP|$TEMP" && echo hi > "$TMPDIR/f" && cat "$TMPDIR/f"');
+    expect(r.code).toBe(0);
+    const [paths, content] = r.out.trim().split("\n");
+    const [a, b, c] = paths!.split("|");
+    expect(a).toBe(sb.tmpDir());
+    expect(b).toBe(a);
+    expect(c).toBe(a);
+    expect(a).not.toBe("/tmp");
+    expect(content).toBe("hi");
+    const other = createBubblewrapSandbox({ projectRoot: project, settings });
+    const dir = other.tmpDir();
+    expect(dir).not.toBe(sb.tmpDir());
+    other.dispose();
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it("has no network to a public address, but loopback works inside", async () => {
+    const r = await run(sb, "exec 3<>/dev/tcp/1.1.1.1/80 && echo connected");
+    expect(r.code).not.toBe(0);
+    expect(r.out).not.toMatch(/connected/);
+    expect(r.out).toMatch(/Network is unreachable|Cannot assign|unreachable/i);
+    const server = `const s=require("net").createServer(c=>c.end("pong")).listen(0,"127.0.0.1",()=>{require("net").connect(s.address().port,"127.0.0.1").on("data",d=>{console.log(String(d));process.exit(0)})})`;
+    const l = await run(sb, `${JSON.stringify(process.execPath)} -e '${server}'`);
+    expect(l).toMatchObject({ code: 0 });
+    expect(l.out.trim()).toBe("pong");
+  });
+
+  it("scrubs credentials from the environment, keeping env_passthrough", async () => {
+    const env = {
+      ...(process.env as Record<string, string>),
+      ANTHROPIC_API_KEY: "sk-1",
+      ANTHROPIC_AUTH_TOKEN: "t-1",
+      GITHUB_ACCESS_TOKEN: "t-2",
+      SOME_AUTH_TOKEN: "t-3",
+      MY_PROVIDER_SECRET: "s-1",
+      KEEP_API_KEY: "kept",
+      HARMLESS: "yes",
+    };
+    const r = await run(sb, "env", env);
+    expect(r.code).toBe(0);
+    for (const leaked of ["sk-1", "t-1", "t-2", "t-3", "s-1"]) expect(r.out).not.toContain(leaked);
+    expect(r.out).toContain("KEEP_API_KEY=kept");
+    expect(r.out).toContain("HARMLESS=yes");
+  });
+
+  it("keeps .git/config and .git/hooks read-only and .git in place, while git itself works", async () => {
+    const before = readFileSync(join(project, ".git/config"), "utf8");
+    const c = await run(sb, "echo '[core] fsmonitor = evil' >> .git/config");
+    expect(c.code).not.toBe(0);
+    expect(readFileSync(join(project, ".git/config"), "utf8")).toBe(before);
+    const h = await run(sb, "echo 'echo pwned' > .git/hooks/pre-commit");
+    expect(h.code).not.toBe(0);
+    expect(existsSync(join(project, ".git/hooks/pre-commit"))).toBe(false);
+    const m = await run(sb, "mv .git .git-moved");
+    expect(m.code).not.toBe(0);
+    expect(existsSync(join(project, ".git-moved"))).toBe(false);
+    const d = await run(sb, "rm -f .git/config");
+    expect(d.code).not.toBe(0);
+    expect(existsSync(join(project, ".git/config"))).toBe(true);
+    const g = await run(sb, "git add a.txt && git -c user.email=t@t -c user.name=t commit -qm one && git log --oneline | wc -l");
+    expect(g).toMatchObject({ code: 0 });
+    expect(g.out.trim()).toBe("1");
+  });
+
+  it("guards missing protected paths with placeholders that go away after the command", async () => {
+    sweep(Date.now() + 60_000); // earlier commands have ended
+    expect(existsSync(join(project, ".mcp.json"))).toBe(false);
+    const r = await run(sb, "cat .mcp.json; echo '{\"mcpServers\":{}}' > .mcp.json; mkdir -p .larik && echo x > .larik/settings.json; mkdir -p .git/worktrees/x");
+    expect(r.out).toContain("{}"); // the placeholder is what the command sees
+    expect(readFileSync(join(project, ".mcp.json"), "utf8")).toBe("{}"); // still the placeholder
+    expect(existsSync(join(project, ".larik/settings.json"))).toBe(false);
+    expect(existsSync(join(project, ".git/worktrees/x"))).toBe(false);
+    expect(placeholderPaths()).toContain(join(project, ".mcp.json"));
+    sweep(Date.now() + 60_000); // the command has ended: its placeholders are released
+    expect(placeholderPaths()).toEqual([]);
+    expect(existsSync(join(project, ".mcp.json"))).toBe(false);
+    expect(existsSync(join(project, ".larik"))).toBe(false);
+    expect(existsSync(join(project, ".git/worktrees"))).toBe(false);
+    expect(existsSync(join(project, ".git/config"))).toBe(true);
+  });
+
+  it("keeps a placeholder that someone outside the sandbox filled", async () => {
+    const p = run(sb, "sleep 0.3");
+    const larik = join(project, ".larik");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(existsSync(larik)).toBe(true);
+    writeFileSync(join(larik, "settings.json"), "{}"); // Larik itself, outside the sandbox
+    await p;
+    sweep(Date.now() + 60_000);
+    expect(existsSync(join(larik, "settings.json"))).toBe(true);
+    rmSync(larik, { recursive: true });
+  });
+
+  it("stops the whole sandbox when the process group is killed", async () => {
+    const cmd = sb.wrap("sleep 30 & sleep 30", { cwd: project, projectRoot: project, env: process.env as Record<string, string> });
+    const child = spawn(cmd.file, cmd.args, { cwd: project, env: cmd.env, detached: true, stdio: "ignore" });
+    const marker = cmd.args[cmd.args.indexOf("LARIK_SANDBOX_RUN") + 1]!;
+    await new Promise((r) => setTimeout(r, 300));
+    const closed = new Promise((r) => child.once("close", r));
+    process.kill(-child.pid!, "SIGTERM");
+    await closed;
+    await new Promise((r) => setTimeout(r, 200));
+    const ps = execFileSync("ps", ["-eo", "args"]).toString();
+    expect(ps.split("\n").filter((l) => l.includes(marker) && !l.startsWith("[")).length).toBe(0);
+  });
+});
+
+describe("bubblewrap pieces that need no bwrap", () => {
+  it("re-binds exactly the paths the permission checker protects", () => {
+    const dir = mkdtempSync(join(tmpdir(), "larik-sbx-prot-"));
+    mkdirSync(join(dir, ".git"));
+    const { binds } = protectedBinds(dir);
+    for (const b of binds) {
+      const rel = b.path.slice(dir.length + 1);
+      expect(protectedPathReason(rel), rel).toBeDefined();
+    }
+    const names = binds.map((b) => b.path.slice(dir.length + 1));
+    expect(names).toEqual([".git", ...PROTECTED_GIT_ENTRIES.map((e) => `.git/${e.name}`), ...PROTECTED_PROJECT_ENTRIES.map((e) => e.name)]);
+    expect(binds.find((b) => b.path.endsWith(".git"))?.how).toBe("pin");
+    expect(binds.find((b) => b.path.endsWith(".mcp.json"))?.placeholder).toMatchObject({ kind: "file", content: "{}" });
+    expect(binds.find((b) => b.path.endsWith("commondir"))?.placeholder).toMatchObject({ kind: "file", content: "." });
+    rmSync(dir, { recursive: true });
+  });
+
+  it("puts the placeholder for a project without .git at .git itself", () => {
+    const dir = mkdtempSync(join(tmpdir(), "larik-sbx-prot-"));
+    const { binds } = protectedBinds(dir);
+    expect(binds.filter((b) => b.path.includes(".git")).map((b) => b.placeholder?.kind)).toEqual(["dir"]);
+    rmSync(dir, { recursive: true });
+  });
+
+  it("scrubs by suffix, known name and configured name; passthrough wins", () => {
+    const out = scrubEnv(
+      { A_API_KEY: "1", B_AUTH_TOKEN: "2", C_ACCESS_TOKEN: "3", ANTHROPIC_AUTH_TOKEN: "4", LARIK_SERVER_TOKEN: "5", X: "6", CUSTOM: "7", PASS_API_KEY: "8", PATH: "/bin" },
+      { passthrough: ["PASS_API_KEY"], extra: ["CUSTOM"] },
+    );
+    expect(out).toEqual({ X: "6", PASS_API_KEY: "8", PATH: "/bin" });
+  });
+
+  it("says how to install bwrap when it is missing", async () => {
+    const sb = createBubblewrapSandbox({ projectRoot: project, settings: {}, bwrap: join(base, "no-such-bwrap") });
+    const r = await sb.probe();
+    sb.dispose();
+    expect(r.ok).toBe(false);
+    if (process.platform === "linux") {
+      expect(r.reason).toBe("bwrap is not installed");
+      expect(r.fix).toMatch(/apt-get install bubblewrap/);
+    }
+  });
+
+  it("diagnoses disabled user namespaces, AppArmor and Docker", () => {
+    const sys = mkdtempSync(join(tmpdir(), "larik-sbx-sys-"));
+    mkdirSync(join(sys, "proc/sys/kernel"), { recursive: true });
+    mkdirSync(join(sys, "proc/sys/user"), { recursive: true });
+    mkdirSync(join(sys, "proc/1"), { recursive: true });
+    const err = "bwrap: setting up uid map: Permission denied\n";
+    writeFileSync(join(sys, "proc/sys/kernel/apparmor_restrict_unprivileged_userns"), "1\n");
+    expect(diagnose(err, undefined, sys)).toMatchObject({ reason: "bwrap failed: setting up uid map: Permission denied", fix: expect.stringMatching(/AppArmor.*apparmor_restrict_unprivileged_userns=0/) });
+    writeFileSync(join(sys, "proc/sys/kernel/apparmor_restrict_unprivileged_userns"), "0\n");
+    writeFileSync(join(sys, "proc/sys/kernel/unprivileged_userns_clone"), "0\n");
+    expect(diagnose(err, undefined, sys).fix).toMatch(/unprivileged_userns_clone=1/);
+    rmSync(join(sys, "proc/sys/kernel/unprivileged_userns_clone"));
+    writeFileSync(join(sys, "proc/sys/user/max_user_namespaces"), "0\n");
+    expect(diagnose(err, undefined, sys).fix).toMatch(/max_user_namespaces/);
+    rmSync(join(sys, "proc/sys/user/max_user_namespaces"));
+    writeFileSync(join(sys, ".dockerenv"), "");
+    expect(diagnose("bwrap: Can't mount proc on /newroot/proc: Operation not permitted", undefined, sys).fix).toMatch(/seccomp=unconfined.*systempaths=unconfined/);
+    rmSync(sys, { recursive: true });
+  });
+
+  it("keeps the summary free of run-varying paths", () => {
+    const a = createBubblewrapSandbox({ projectRoot: project, settings: {} });
+    const b = createBubblewrapSandbox({ projectRoot: outside, settings: {} });
+    expect(a.summary).toBe(b.summary);
+    expect(a.summary).toContain("$TMPDIR");
+    expect(a.summary).not.toContain(tmpdir() === "/tmp" ? "/tmp/" : tmpdir());
+    expect(a.summary).not.toContain(project);
+    a.dispose();
+    b.dispose();
+  });
+
+  it("ignores sandbox.writable entries that would open /tmp or are relative", () => {
+    const notices: string[] = [];
+    const sb = createBubblewrapSandbox({ projectRoot: project, settings: { sandbox: { writable: ["/tmp", "rel/dir", "~/ok"] } }, notice: (t) => notices.push(t) });
+    expect(notices).toHaveLength(2);
+    expect(notices[0]).toMatch(/"\/tmp" ignored/);
+    expect(notices[1]).toMatch(/"rel\/dir" ignored/);
+    const cmd = sb.wrap("true", { cwd: project, projectRoot: project, env: {} });
+    expect(cmd.args.join(" ")).not.toMatch(/--bind(-try)? \/tmp \/tmp/);
+    sb.dispose();
+  });
+});
