@@ -27,7 +27,7 @@ import {
 import { dropNulls, invalidArguments, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, resolveModel, catalogEntry } from "./models.js";
-import { noCheckpoints, type CheckpointStore } from "./checkpoint.js";
+import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, type CheckpointStore } from "./checkpoint.js";
 import { capOutput, toSafeText } from "./output.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { dataDir } from "./paths.js";
@@ -178,7 +178,7 @@ export class Agent {
       deny: perms.deny,
       cwd: opts.host.cwd,
       projectRoot: opts.host.projectRoot,
-      sandboxed: false,
+      sandboxed: opts.host.sandbox !== undefined,
     });
   }
 
@@ -233,7 +233,14 @@ export class Agent {
       effort: opts.effort ?? (s.effort as Effort | undefined),
       mode,
       maxTurns,
-      checkpoints: opts.checkpoints ?? noCheckpoints,
+      checkpoints:
+        opts.checkpoints ??
+        createCheckpointStore({
+          dataDir: dataDir(host.env),
+          sessionId: session.id,
+          projectRoot: host.projectRoot,
+          retentionDays: typeof s.checkpoint_retention_days === "number" ? s.checkpoint_retention_days : DEFAULT_CHECKPOINT_RETENTION_DAYS,
+        }),
       label: opts.label,
     });
     agent.#hostNoticeCursor = host.notices.length;
@@ -699,7 +706,7 @@ export class Agent {
       toolUseId: use.id,
       files: this.files,
       checkpoint: (p) => this.checkpoints.capture(p),
-      sandbox: undefined,
+      sandbox: this.host.sandbox,
       notice: (text) => emit({ type: "notice", text }),
       sidecarDir: async () => {
         const dir = join(dataDir(this.host.env), "sidecars", this.session.id);
@@ -709,8 +716,14 @@ export class Agent {
       settings: this.host.settings,
     };
     let result: ToolResult;
+    const exec = () => tool.run(input, ctx);
+    // a shell command can change any file: in a git repo the store records what it changed (§8)
+    const track =
+      tool.kind === "bash" && !(input as { run_in_background?: boolean }).run_in_background
+        ? this.checkpoints.trackCommand?.bind(this.checkpoints)
+        : undefined;
     try {
-      result = await tool.run(input, ctx);
+      result = await (track ? track(ctx.cwd, exec, { warn: (text) => emit({ type: "notice", text }) }) : exec());
     } catch (err) {
       result = { content: signal.aborted ? INTERRUPTED : `${tool.name} failed: ${errorText(err)}`, is_error: true };
     }

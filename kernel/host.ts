@@ -12,6 +12,7 @@ import type { Settings } from "./config.js";
 import { canonicalDir, gitRoot } from "./paths.js";
 import { Agent, type AgentOptions } from "./agent.js";
 import { unmatchableRules } from "./permission.js";
+import { selectSandbox } from "./sandbox.js";
 
 export interface HostOptions {
   /** Plugins in load order (a preset, then config plugins). */
@@ -45,6 +46,8 @@ export class Host {
   readonly commands = new Registry<Command>("commands");
   readonly skills = new Registry<Skill>("skills");
   readonly sessionStores = new Registry<SessionStore>("sessionStores");
+  /** The sandbox bash runs in, chosen at start-up by probing; undefined runs unconfined. */
+  sandbox?: Sandbox;
   /** One-line start-up notices (failed plugins, ignored settings). */
   readonly notices: string[] = [];
   /** Plugins that failed to load, with the error. */
@@ -69,6 +72,9 @@ export class Host {
       await host.load(plugin);
     }
     host.#warnUnmatchableRules();
+    const sel = await selectSandbox(host.sandboxes.list(), host.settings);
+    host.sandbox = sel.sandbox;
+    if (sel.notice) host.notices.push(sel.notice);
     return host;
   }
 

@@ -22,3 +22,4 @@ export { Host, createHostFromPlugins, type HostOptions } from "./host.js";
 export * from "./http.js";
 export * from "./cli-args.js";
 export * from "./compaction.js";
+export * from "./sandbox.js";

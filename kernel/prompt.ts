@@ -63,6 +63,7 @@ export async function buildSystemPrompt(host: Host): Promise<string> {
   for (const [source, text] of instructionFiles(host.cwd, host.env)) {
     sections.push(`<instructions source="${source}">\n${text.trim()}\n</instructions>`);
   }
+  if (host.sandbox?.summary) sections.push(host.sandbox.summary);
   const out = await host.hooks.systemPrompt.promise(sections, { cwd: host.cwd, projectRoot: host.projectRoot });
   return out.filter((s) => s.trim()).join("\n\n");
 }

@@ -115,7 +115,8 @@ export const SettingsSchema = obj({
   sidebar: z.unknown().optional(),
   debug: bool().optional(),
   debug_retention_days: nonNegative("a number of days ≥ 0").optional(),
-  checkpoint_retention_days: nonNegative("a number of days ≥ 0").optional(),
+  // negative keeps snapshots forever (LARIK-REFERENCE §8)
+  checkpoint_retention_days: num().optional(),
   telemetry: obj({ otlp_endpoint: str("a URL string").optional() }).optional(),
   permissions: PermissionsSchema.optional(),
   providers: mapOf(ProviderSettingsSchema).optional(),

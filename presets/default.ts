@@ -3,10 +3,11 @@ import sessionsJsonl from "../plugins/sessions-jsonl/index.js";
 import anthropic from "../plugins/anthropic/index.js";
 import openaiCompatible from "../plugins/openai-compatible/index.js";
 import coreTools from "../plugins/core-tools/index.js";
+import sandboxBubblewrap from "../plugins/sandbox-bubblewrap/index.js";
 import hooks from "../plugins/hooks/index.js";
 import skills from "../plugins/skills/index.js";
 import mcp from "../plugins/mcp/index.js";
 import headless from "../plugins/headless/index.js";
 import server from "../plugins/server/index.js";
 
-export default [sessionsJsonl, anthropic, openaiCompatible, coreTools, hooks, skills, mcp, headless, server];
+export default [sessionsJsonl, anthropic, openaiCompatible, coreTools, sandboxBubblewrap, hooks, skills, mcp, headless, server];

@@ -7,6 +7,7 @@ export const DEFAULT_PLUGIN_NAMES: readonly string[] = [
   "anthropic",
   "openai-compatible",
   "core-tools",
+  "sandbox-bubblewrap",
   "hooks",
   "skills",
   "mcp",

@@ -153,10 +153,12 @@ describe("larik -p end to end", () => {
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
     server.requests.length = 0;
-    server.push({ tools: [{ id: "c1", name: "bash", input: { command: "npm test" } }] }, { text: "I could not run the tests." });
-    const r = await runCli(["-p", "--model", "openai-compatible/m", "run the tests"], { cwd: repo, env });
+    // a write asks in default mode (bash would run unasked inside the sandbox)
+    server.push({ tools: [{ id: "c1", name: "write", input: { path: "notes.txt", content: "x" } }] }, { text: "I could not write it." });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "write a note"], { cwd: repo, env });
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/✗ bash needs approval \(denied: use --mode or an allow rule such as bash\(npm test\*\)\)/);
+    expect(r.stderr).toMatch(/✗ write needs approval \(denied: use --mode or an allow rule such as write\)/);
+    expect(existsSync(join(repo, "notes.txt"))).toBe(false);
     const toolMsg = server.requests[1]!.body.messages.find((m: any) => m.role === "tool");
     expect(toolMsg.content).toMatch(/--mode accept-edits or --mode yolo/);
   });
