@@ -9,7 +9,8 @@ import type { AnyTool } from "./tools.js";
 import type { Command, Frontend, ProviderFactory, Sandbox, Skill } from "./registries.js";
 import type { SessionStore } from "./session.js";
 import type { Settings } from "./config.js";
-import { canonicalDir, gitRoot } from "./paths.js";
+import { join } from "node:path";
+import { canonicalDir, dataDir, gitRoot } from "./paths.js";
 import { Agent, type AgentOptions } from "./agent.js";
 import { unmatchableRules } from "./permission.js";
 import { selectSandbox } from "./sandbox.js";
@@ -72,7 +73,7 @@ export class Host {
       await host.load(plugin);
     }
     host.#warnUnmatchableRules();
-    const sel = await selectSandbox(host.sandboxes.list(), host.settings);
+    const sel = await selectSandbox(host.sandboxes.list(), host.settings, { cacheFile: join(dataDir(host.env), "sandbox-probe.json") });
     host.sandbox = sel.sandbox;
     if (sel.notice) host.notices.push(sel.notice);
     return host;

@@ -9,6 +9,7 @@
  * the WHATWG HTML "server-sent events" parsing algorithm (via eventsource-parser);
  * LARIK-REFERENCE §10 (no retry once output is shown; stall guard).
  */
+import { nodeFetch } from "./http-node.js";
 import { ProviderError, type ProviderErrorKind, type StreamEvent } from "./types.js";
 
 /* ------------------------------------------------------------------------------------------ */
@@ -278,7 +279,7 @@ export function truncatedError(provider: string, expected: string): ProviderErro
 export interface HttpOptions {
   /** Retries after the first attempt (default 2, as the official SDKs). */
   maxRetries?: number;
-  /** The fetch to use (default the global one). */
+  /** The fetch to use (default {@link nodeFetch}, which starts faster than the global one). */
   fetch?: typeof fetch;
   /** Waits `ms` milliseconds; rejects when `signal` aborts. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -358,7 +359,7 @@ function stallMs(seconds: number | undefined): number | undefined {
  */
 export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEvent, Response, void> {
   const maxRetries = opts.maxRetries ?? 2;
-  const doFetch = opts.fetch ?? fetch;
+  const doFetch = opts.fetch ?? (nodeFetch as typeof fetch);
   const wait = opts.sleep ?? abortableSleep;
   const random = opts.random ?? Math.random;
   let protocol = "";

@@ -102,6 +102,12 @@ export interface Sandbox {
   name: string;
   /** Checks the backend can start here; a failed probe falls back to `none` with `reason`. */
   probe(): Promise<{ ok: boolean; reason?: string; fix?: string }>;
+  /**
+   * A cheap fingerprint of what the probe depends on (the binary's path and mtime, the OS
+   * release). When it matches a successful probe cached less than a day ago, start-up skips
+   * the probe (it costs a process spawn before the first request).
+   */
+  probeKey?(): string | undefined;
   /** Wraps `bash -c <command>` run in `cwd`. */
   wrap(command: string, opts: { cwd: string; projectRoot: string; env: Record<string, string> }): SandboxedCommand;
   /** One-line summary for the system prompt and `/sandbox`. */

@@ -5,7 +5,34 @@
  * gets one line saying why and how to fix it. `none` is not a plugin: it is the absence of a
  * backend (`sandbox` undefined).
  */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Sandbox } from "./registries.js";
+
+/** How long a successful probe stays trusted (ms). Failures are never cached. */
+export const PROBE_CACHE_MS = 24 * 60 * 60 * 1000;
+
+type ProbeCache = Record<string, { key: string; at: number }>;
+
+function readCache(file: string | undefined): ProbeCache {
+  if (!file) return {};
+  try {
+    return JSON.parse(readFileSync(file, "utf8")) as ProbeCache;
+  } catch {
+    return {};
+  }
+}
+
+function writeCache(file: string, cache: ProbeCache): void {
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(cache), { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch {
+    // a cache that cannot be written only costs the next start-up a probe
+  }
+}
 
 /** The name shown for "no sandbox" (`/sandbox`, footer `⚠ no sandbox`). */
 export const NO_SANDBOX = "none";
@@ -40,7 +67,7 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 export async function selectSandbox(
   sandboxes: Sandbox[],
   settings: { sandbox?: { enabled?: boolean } } | Record<string, unknown>,
-  opts: { platform?: NodeJS.Platform; timeoutMs?: number } = {},
+  opts: { platform?: NodeJS.Platform; timeoutMs?: number; cacheFile?: string; now?: number } = {},
 ): Promise<SandboxSelection> {
   const cfg = (settings as { sandbox?: { enabled?: unknown } }).sandbox;
   if (cfg?.enabled === false) return {};
@@ -57,14 +84,27 @@ export async function selectSandbox(
     return { notice: `no sandbox: ${hint}. ${tail}` };
   }
   let first: string | undefined;
+  const cache = readCache(opts.cacheFile);
+  const now = opts.now ?? Date.now();
   for (const sandbox of candidates) {
+    let key: string | undefined;
+    try {
+      key = sandbox.probeKey?.();
+    } catch {
+      key = undefined;
+    }
+    const hit = key ? cache[sandbox.name] : undefined;
+    if (hit && hit.key === key && now - hit.at < PROBE_CACHE_MS) return { sandbox };
     let r: { ok: boolean; reason?: string; fix?: string };
     try {
       r = await withTimeout(sandbox.probe(), opts.timeoutMs ?? PROBE_TIMEOUT_MS, `the ${sandbox.name} probe`);
     } catch (err) {
       r = { ok: false, reason: err instanceof Error ? err.message : String(err) };
     }
-    if (r.ok) return { sandbox };
+    if (r.ok) {
+      if (key && opts.cacheFile) writeCache(opts.cacheFile, { ...cache, [sandbox.name]: { key, at: now } });
+      return { sandbox };
+    }
     const line = `${sandbox.name}: ${oneLine(r.reason) || "the probe failed"}${r.fix ? `; fix: ${oneLine(r.fix)}` : ""}`;
     first ??= line;
   }

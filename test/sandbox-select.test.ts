@@ -68,3 +68,30 @@ describe("selectSandbox", () => {
     expect((await selectSandbox([], {}, { platform: "win32" })).notice).toMatch(/no OS sandbox exists for win32/);
   });
 });
+
+describe("probe cache", () => {
+  it("skips the probe when a successful one with the same key is less than a day old, and never caches failures", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const file = join(mkdtempSync(join(tmpdir(), "larik-probe-")), "sandbox-probe.json");
+    let probes = 0;
+    let ok = true;
+    let key = "k1";
+    const sb = { name: "fake", probe: async () => (probes++, ok ? { ok: true } : { ok: false, reason: "broken" }), probeKey: () => key, wrap: () => ({ file: "", args: [], env: {} }) };
+    const t0 = 1_000_000;
+    expect((await selectSandbox([sb], {}, { cacheFile: file, now: t0 })).sandbox).toBe(sb);
+    expect((await selectSandbox([sb], {}, { cacheFile: file, now: t0 + 1000 })).sandbox).toBe(sb);
+    expect(probes).toBe(1);
+    key = "k2"; // the binary changed: probe again
+    await selectSandbox([sb], {}, { cacheFile: file, now: t0 + 2000 });
+    expect(probes).toBe(2);
+    await selectSandbox([sb], {}, { cacheFile: file, now: t0 + 2000 + 25 * 3600_000 }); // older than a day
+    expect(probes).toBe(3);
+    ok = false;
+    key = "k3";
+    expect((await selectSandbox([sb], {}, { cacheFile: file, now: t0 + 3000 })).sandbox).toBeUndefined();
+    expect((await selectSandbox([sb], {}, { cacheFile: file, now: t0 + 4000 })).sandbox).toBeUndefined();
+    expect(probes).toBe(5);
+  });
+});

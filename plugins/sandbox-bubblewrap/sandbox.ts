@@ -16,8 +16,8 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { homedir, release, tmpdir } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { configDir, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 import { configuredKeyVars, scrubEnv } from "./env.js";
@@ -165,10 +165,22 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
     });
   };
 
+  // the probe's outcome depends on the bwrap binary, the kernel and who runs it
+  const probeKey = (): string | undefined => {
+    const file = bwrap.includes("/") ? bwrap : findOnPath(bwrap, env.PATH);
+    if (!file) return undefined;
+    try {
+      return `${file}:${statSync(file).mtimeMs}:${release()}:${process.getuid?.() ?? ""}`;
+    } catch {
+      return undefined;
+    }
+  };
+
   return {
     name: "bubblewrap",
     summary: summaryLine(network, writable.length > 0),
     probe,
+    probeKey,
     wrap,
     tmpDir,
     dispose() {
@@ -195,3 +207,17 @@ process.once("exit", () => {
     }
   }
 });
+
+/** The first executable named `name` in `PATH`, or undefined. */
+function findOnPath(name: string, path = ""): string | undefined {
+  for (const dir of path.split(delimiter)) {
+    if (!dir) continue;
+    const file = `${dir}/${name}`;
+    try {
+      if (statSync(file).isFile()) return file;
+    } catch {
+      // not in this folder
+    }
+  }
+  return undefined;
+}

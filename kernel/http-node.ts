@@ -1,0 +1,86 @@
+/**
+ * A `fetch` for provider requests built on `node:http`/`node:https`. Node 20's global fetch
+ * loads its bundled undici on first use, which costs ~30 ms of start-up before the first model
+ * request; `node:http` is already in the runtime snapshot (bench/startup.mjs measures the
+ * difference). It implements the subset the provider layer uses: method, headers, a string
+ * body and an AbortSignal in; `ok`, `status`, `headers.get`, a web `ReadableStream` body,
+ * `text()` and `json()` out. Connection failures reject like fetch does: a TypeError whose
+ * `cause` carries the system error (`ECONNREFUSED`, ...).
+ */
+import { request as httpRequest, type IncomingMessage } from "node:http";
+import { request as httpsRequest } from "node:https";
+import { Readable } from "node:stream";
+
+/** The part of `RequestInit` that {@link nodeFetch} honours. */
+export interface NodeFetchInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+}
+
+class MinimalHeaders {
+  constructor(private readonly raw: IncomingMessage["headers"]) {}
+  get(name: string): string | null {
+    const v = this.raw[name.toLowerCase()];
+    if (v === undefined) return null;
+    return Array.isArray(v) ? v.join(", ") : v;
+  }
+  has(name: string): boolean {
+    return this.raw[name.toLowerCase()] !== undefined;
+  }
+}
+
+class MinimalResponse {
+  readonly status: number;
+  readonly ok: boolean;
+  readonly headers: MinimalHeaders;
+  readonly body: ReadableStream<Uint8Array>;
+  constructor(private readonly res: IncomingMessage) {
+    this.status = res.statusCode ?? 0;
+    this.ok = this.status >= 200 && this.status < 300;
+    this.headers = new MinimalHeaders(res.headers);
+    this.body = Readable.toWeb(res) as ReadableStream<Uint8Array>;
+  }
+  async text(): Promise<string> {
+    const reader = this.body.getReader();
+    const chunks: Uint8Array[] = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(r.value);
+    return Buffer.concat(chunks).toString("utf8");
+  }
+  async json(): Promise<unknown> {
+    return JSON.parse(await this.text());
+  }
+}
+
+/**
+ * Sends one request; resolves when the response headers arrive (the body streams after).
+ * @throws TypeError("fetch failed") with the socket error as `cause`; the abort reason when
+ *   `init.signal` aborts.
+ */
+export function nodeFetch(url: string, init: NodeFetchInit = {}): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const send = u.protocol === "https:" ? httpsRequest : httpRequest;
+    const headers = { ...init.headers };
+    if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
+    const signal = init.signal;
+    if (signal?.aborted) return reject(signal.reason);
+    const req = send(u, { method: init.method ?? "GET", headers });
+    const onAbort = () => {
+      req.destroy(signal!.reason instanceof Error ? signal!.reason : new Error(String(signal!.reason)));
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    req.on("response", (res) => {
+      // an abort after the headers ends the body stream, which the reader reports
+      res.on("close", () => signal?.removeEventListener("abort", onAbort));
+      resolve(new MinimalResponse(res) as unknown as Response);
+    });
+    req.on("error", (err) => {
+      if (signal?.aborted) return reject(signal.reason);
+      reject(Object.assign(new TypeError("fetch failed"), { cause: err }));
+    });
+    req.end(init.body);
+  });
+}
