@@ -1,0 +1,58 @@
+/**
+ * `/clear`, `/compact` and `/undo` (LARIK-REFERENCE §8, §9, §24): context and file resets.
+ * Each writes only new entries or notes; the transcript is never rewritten (invariant 4).
+ */
+import { noCheckpoints, type Command, type CompactResult } from "../../kernel/index.js";
+import { kTokens } from "./format.js";
+
+/** `26k prompt → ~10k summary · ~16k saved` (§9); figures in tokens. */
+export function compactLine(r: Pick<CompactResult, "before_tokens" | "after_tokens" | "saved_tokens">): string {
+  return `${kTokens(r.before_tokens)} prompt → ~${kTokens(r.after_tokens)} summary · ~${kTokens(r.saved_tokens)} saved`;
+}
+
+export const clearCommand: Command = {
+  name: "clear",
+  description: "Start a fresh context in the same session",
+  idleOnly: true,
+  async run(ctx) {
+    ctx.agent.clear();
+    ctx.print("fresh context: the model starts over; the transcript stays in this session");
+  },
+};
+
+export const compactCommand: Command = {
+  name: "compact",
+  description: "Summarize the conversation now to free the context window",
+  idleOnly: true,
+  async run(ctx) {
+    // Agent.compact holds the turn slot, so esc (agent.cancel) stops it and no prompt races it.
+    const r = await ctx.agent.compact("manual");
+    ctx.print(`compacted: ${compactLine(r)}`);
+  },
+};
+
+/** The `<system-note>` queued after an undo so the model re-reads what changed under it (§8). */
+export function undoNote(files: string[]): string {
+  return `The user ran /undo: the file changes of the last file-changing turn were reverted. These files are back to their earlier content (or removed if they were new): ${files.join(", ")}. Re-read them before relying on or editing their content.`;
+}
+
+export const undoCommand: Command = {
+  name: "undo",
+  description: "Revert the file changes of the last turn that changed files",
+  idleOnly: true,
+  async run(ctx) {
+    const { agent } = ctx;
+    const files = await agent.checkpoints.undo();
+    if (!files.length) {
+      ctx.print(
+        agent.checkpoints === noCheckpoints
+          ? "nothing to undo: checkpoints are off for this session (no checkpoint store is loaded)"
+          : "nothing to undo: no turn of this session changed files",
+      );
+      return;
+    }
+    agent.addNote(undoNote(files));
+    ctx.print(`reverted ${files.length} file${files.length === 1 ? "" : "s"}:`);
+    for (const f of files) ctx.print(`  ${f}`);
+  },
+};

@@ -1,0 +1,113 @@
+/**
+ * `/rewind [n] [files|keep]` and `/prompt [n] [copy|fork]` (LARIK-REFERENCE §7, §29). Both
+ * branch only at turn boundaries (before a prompt, or the end; invariant 6): the store writes a
+ * new session file holding the messages before that point and never touches the original.
+ */
+import { changedFiles, type Command, type CommandContext } from "../../kernel/index.js";
+import { listPrompts, oneLine, pickPrompt, requireStore, switchTo, words, type PromptRef } from "./format.js";
+import { openBranch } from "./sessions.js";
+
+/**
+ * Branches the current session keeping its first `keep` messages, and switches to the branch
+ * when the front end can. Returns the branch id and whether the front end switched.
+ */
+async function branchAt(ctx: CommandContext, keep: number, command: string, reason: string): Promise<{ id: string; switched: boolean }> {
+  const store = requireStore(ctx, command);
+  const branch = await store.fork(ctx.host.cwd, ctx.agent.session.id, keep);
+  if (!ctx.ui?.switchAgent) {
+    await branch.close();
+    return { id: branch.id, switched: false };
+  }
+  const next = await openBranch(ctx, branch);
+  await switchTo(ctx, next, reason);
+  return { id: branch.id, switched: true };
+}
+
+function printPromptList(ctx: CommandContext, prompts: PromptRef[]): void {
+  if (!prompts.length) {
+    ctx.print("this session has no prompts yet");
+    return;
+  }
+  ctx.print("prompts of this session (/rewind <n> branches before one; /prompt <n> shows it):");
+  const width = String(prompts.length).length;
+  for (const p of prompts) ctx.print(`  ${String(p.n).padStart(width)}  ${oneLine(p.text, 76)}`);
+}
+
+export const rewindCommand: Command = {
+  name: "rewind",
+  description: "List prompts, or branch before prompt n and put it back in the composer",
+  args: "[n] [files|keep]",
+  idleOnly: true,
+  async run(ctx) {
+    const [n, how, extra] = words(ctx.args);
+    const history = ctx.agent.history();
+    const prompts = listPrompts(history);
+    if (!n) {
+      printPromptList(ctx, prompts);
+      return;
+    }
+    if (extra !== undefined || (how !== undefined && how !== "files" && how !== "keep")) {
+      throw new Error(`/rewind ${ctx.args.trim()}: usage /rewind [n] [files|keep]`);
+    }
+    const p = pickPrompt(prompts, n, "/rewind");
+    const changed = changedFiles(history.slice(p.index));
+    if (how === "files") {
+      // CheckpointStore can only undo its newest unit; restoring "everything since turn n" needs
+      // a per-turn restore in the kernel (see plugins/commands/README.md). Refuse before branching.
+      throw new Error(
+        `/rewind ${p.n} files: restoring files is not available yet (checkpoints only undo the newest turn: /undo); /rewind ${p.n} keep branches and leaves files as they are`,
+      );
+    }
+    const { id, switched } = await branchAt(ctx, p.index, "/rewind", "rewind");
+    if (!switched) {
+      ctx.print(`branched before prompt ${p.n} into ${id}: continue it with larik --resume ${id}`);
+      ctx.print(`prompt ${p.n} was: ${p.text}`);
+    } else {
+      ctx.print(`rewound to before prompt ${p.n}: now in branch ${id} (the original session is unchanged)`);
+      if (ctx.ui?.setInput) ctx.ui.setInput(p.text);
+      else ctx.print(`prompt ${p.n} was: ${p.text}`);
+    }
+    if (changed.length && how !== "keep") ctx.print(`files changed since prompt ${p.n} are left as they are: ${changed.join(", ")}`);
+  },
+};
+
+export const promptCommand: Command = {
+  name: "prompt",
+  description: "Show prompt n (default the last) with Copy / Fork / Rewind",
+  args: "[n] [copy|fork]",
+  async run(ctx) {
+    let [n, action, extra] = words(ctx.args);
+    if (n === "copy" || n === "fork") [n, action, extra] = [undefined, n, action];
+    if (extra !== undefined || (action !== undefined && action !== "copy" && action !== "fork")) {
+      throw new Error(`/prompt ${ctx.args.trim()}: usage /prompt [n] [copy|fork]`);
+    }
+    const history = ctx.agent.history();
+    const prompts = listPrompts(history);
+    const p = pickPrompt(prompts, n, "/prompt");
+    if (action === "copy") {
+      if (!ctx.ui?.copy) {
+        ctx.print(p.text);
+        ctx.print("(no clipboard in this front end: the prompt is printed above)");
+        return;
+      }
+      await ctx.ui.copy(p.text);
+      ctx.print(`copied prompt ${p.n} (${[...p.text].length} characters)`);
+      return;
+    }
+    if (action === "fork") {
+      if (ctx.agent.running) throw new Error("/prompt fork cannot run while a turn is running: wait for it or press esc");
+      // Keep that turn and its reply: the branch ends where the next prompt starts.
+      const next = prompts[p.n]?.index ?? history.length;
+      const { id, switched } = await branchAt(ctx, next, "/prompt fork", "fork");
+      ctx.print(
+        switched
+          ? `forked after prompt ${p.n} and its reply: now in branch ${id} (the original session is unchanged)`
+          : `forked after prompt ${p.n} and its reply into ${id}: continue it with larik --resume ${id}`,
+      );
+      return;
+    }
+    ctx.print(`prompt ${p.n} of ${prompts.length}:`);
+    for (const line of p.text.split("\n")) ctx.print(`  ${line}`);
+    ctx.print(`Copy: /prompt ${p.n} copy · Fork: /prompt ${p.n} fork (keeps this turn and its reply) · Rewind: /rewind ${p.n} (branch before it, text back in the composer)`);
+  },
+};
