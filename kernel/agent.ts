@@ -207,7 +207,8 @@ export class Agent {
       prior = opts.fork ? await store.fork(host.cwd, id) : await store.open(host.cwd, id);
     }
     let spec = opts.model;
-    if (!spec && prior) spec = `${prior.meta.provider}/${prior.meta.model}`;
+    // a resumed session continues with the model it last used (a /model switch survives)
+    if (!spec && prior) spec = replay(prior.entries()).lastModel ?? `${prior.meta.provider}/${prior.meta.model}`;
     let provider: Provider;
     let providerName: string;
     let model: string;
@@ -249,6 +250,7 @@ export class Agent {
       agent.messages = r.messages;
       for (const [k, v] of r.usageByModel) agent.usageByModel.set(k, v);
       agent.compactions = r.compactions;
+      agent.compactionSavedTokens = r.compactionSavedTokens;
       agent.#contextSource = "resume";
       for (const w of prior.warnings) agent.notes.push(w);
     }

@@ -110,6 +110,10 @@ export interface Replayed {
   /** Token totals per model (`provider/model` or bare model as stored). */
   usageByModel: Map<string, { usage: Usage; requests: number }>;
   compactions: number;
+  /** Tokens freed by compactions (their recorded `saved_tokens`, estimates). */
+  compactionSavedTokens: number;
+  /** `provider/model` of the newest assistant message or usage entry (the model in use). */
+  lastModel?: string;
 }
 
 /** Rebuilds context and display history from entries (resume reads exactly what was sent). */
@@ -118,7 +122,10 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
   const all: Message[] = [];
   const usageByModel = new Map<string, { usage: Usage; requests: number }>();
   let compactions = 0;
+  let compactionSavedTokens = 0;
+  let lastModel: string | undefined;
   for (const e of entries) {
+    if (e.type === "message" && e.message?.role === "assistant" && e.model) lastModel = e.model;
     if (e.type === "message" && e.message) {
       all.push(e.message);
       pushMerged(messages, e.message);
@@ -127,6 +134,8 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
       messages = [];
     } else if (e.type === "compaction" && e.summary !== undefined) {
       compactions++;
+      const saved = e.data?.saved_tokens;
+      if (typeof saved === "number") compactionSavedTokens += saved;
       messages = [{ role: "user", blocks: [{ type: "text", text: e.summary }] }];
     }
     if ((e.type === "message" || e.type === "usage") && e.usage) {
@@ -142,7 +151,7 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
       usageByModel.set(model, cur);
     }
   }
-  return { messages, all, usageByModel, compactions };
+  return { messages, all, usageByModel, compactions, compactionSavedTokens, lastModel };
 }
 
 /** Appends `m`, merging it into a trailing user message so roles alternate. */

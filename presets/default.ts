@@ -7,7 +7,8 @@ import sandboxBubblewrap from "../plugins/sandbox-bubblewrap/index.js";
 import hooks from "../plugins/hooks/index.js";
 import skills from "../plugins/skills/index.js";
 import mcp from "../plugins/mcp/index.js";
+import commands from "../plugins/commands/index.js";
 import headless from "../plugins/headless/index.js";
 import server from "../plugins/server/index.js";
 
-export default [sessionsJsonl, anthropic, openaiCompatible, coreTools, sandboxBubblewrap, hooks, skills, mcp, headless, server];
+export default [sessionsJsonl, anthropic, openaiCompatible, coreTools, sandboxBubblewrap, hooks, skills, mcp, commands, headless, server];

@@ -11,6 +11,7 @@ export const DEFAULT_PLUGIN_NAMES: readonly string[] = [
   "hooks",
   "skills",
   "mcp",
+  "commands",
   "headless",
   "server",
 ];
