@@ -399,7 +399,9 @@ export class Agent {
     for (const c of context) blocks.push({ type: "text", text: `<hook-context source="UserPromptSubmit">${c}</hook-context>` });
     if (typeof prompt === "string") blocks.push({ type: "text", text: prompt });
     else blocks.push(...prompt);
-    this.#appendMessage({ role: "user", blocks });
+    // the checkpoint unit of this turn, so `/rewind n files` can map a prompt to its snapshots
+    const turn = this.checkpoints.currentTurn?.();
+    this.#appendMessage({ role: "user", blocks }, undefined, turn !== undefined ? { checkpoint_turn: turn } : undefined);
 
     let stopBlocks = 0;
     let overflowRetried = false;
@@ -452,9 +454,9 @@ export class Agent {
     while (this.#hostNoticeCursor < all.length) emit({ type: "notice", text: all[this.#hostNoticeCursor++]! });
   }
 
-  #appendMessage(m: Message, usage?: Usage): void {
+  #appendMessage(m: Message, usage?: Usage, data?: Record<string, unknown>): void {
     pushMerged(this.messages, m);
-    this.#append({ type: "message", message: m, usage, model: usage ? this.spec : undefined });
+    this.#append({ type: "message", message: m, usage, model: usage ? this.spec : undefined, ...(data ? { data } : {}) });
   }
 
   /** Streams one model request; stores the assembled assistant message. */

@@ -38,6 +38,10 @@ export interface CheckpointStore {
   trackCommand?<T>(cwd: string, run: () => Promise<T>, opts?: { warn?(text: string): void }): Promise<T>;
   /** Restores the newest unit that changed files; returns the project-relative paths restored. */
   undo(): Promise<string[]>;
+  /** Restores every unit from turn `turn` on, newest first (`/rewind n files`); optional. */
+  undoSince?(turn: number): Promise<string[]>;
+  /** The number of the current turn's unit, recorded on prompts so `/rewind` can map them; optional. */
+  currentTurn?(): number | undefined;
 }
 
 /** A store that keeps nothing (embedding without undo, or tests). */
@@ -342,42 +346,65 @@ class FileCheckpointStore implements CheckpointStore {
   }
 
   undo(): Promise<string[]> {
+    return this.#serial(async () => (await this.#undoNewest(0)) ?? []);
+  }
+
+  /**
+   * Restores every unit from `turn` on, newest first (`/rewind n files`); returns the distinct
+   * paths restored. Stops at the first restore that fails (its snapshot is kept).
+   */
+  undoSince(turn: number): Promise<string[]> {
     return this.#serial(async () => {
-      let names: string[];
-      try {
-        names = (await readdir(this.#dir)).filter((n) => /^\d+$/.test(n));
-      } catch {
-        return [];
+      const all = new Set<string>();
+      for (;;) {
+        const r = await this.#undoNewest(turn);
+        if (r === undefined) return [...all];
+        for (const p of r) all.add(p);
       }
-      names.sort((a, b) => Number(b) - Number(a));
-      for (const name of names) {
-        const turnDir = join(this.#dir, name);
-        let raw: string;
-        try {
-          raw = await readFile(join(turnDir, "manifest.json"), "utf8");
-        } catch {
-          continue; // a turn that captured nothing
-        }
-        let manifest: CheckpointManifest;
-        try {
-          manifest = ManifestSchema.parse(JSON.parse(raw));
-        } catch (err) {
-          throw new Error(`checkpoint ${join(turnDir, "manifest.json")} is unreadable (${errText(err).split("\n")[0]}): delete that folder to undo past it`);
-        }
-        if (manifest.undone || manifest.entries.length === 0) continue;
-        const restored = await this.#restore(turnDir, manifest);
-        const done = { ...manifest, undone: new Date().toISOString() };
-        await writeAtomic(join(turnDir, "manifest.json"), JSON.stringify(done, null, 1));
-        for (const e of manifest.entries) if (e.kind === "file") await rm(join(turnDir, e.blob), { force: true });
-        if (Number(name) === this.#turn) {
-          // later writes in this turn start a fresh unit instead of joining an undone one
-          this.#turn = undefined;
-          this.#captured = new Set();
-        }
-        return restored;
-      }
-      return [];
     });
+  }
+
+  /** The turn number of the unit in progress (undefined before the first turn). */
+  currentTurn(): number | undefined {
+    return this.#turn ?? this.#lastTurn;
+  }
+
+  /** Undoes the newest not-yet-undone unit numbered ≥ `minTurn`; undefined when none is left. */
+  async #undoNewest(minTurn: number): Promise<string[] | undefined> {
+    let names: string[];
+    try {
+      names = (await readdir(this.#dir)).filter((n) => /^\d+$/.test(n) && Number(n) >= minTurn);
+    } catch {
+      return undefined;
+    }
+    names.sort((a, b) => Number(b) - Number(a));
+    for (const name of names) {
+      const turnDir = join(this.#dir, name);
+      let raw: string;
+      try {
+        raw = await readFile(join(turnDir, "manifest.json"), "utf8");
+      } catch {
+        continue; // a turn that captured nothing
+      }
+      let manifest: CheckpointManifest;
+      try {
+        manifest = ManifestSchema.parse(JSON.parse(raw));
+      } catch (err) {
+        throw new Error(`checkpoint ${join(turnDir, "manifest.json")} is unreadable (${errText(err).split("\n")[0]}): delete that folder to undo past it`);
+      }
+      if (manifest.undone || manifest.entries.length === 0) continue;
+      const restored = await this.#restore(turnDir, manifest);
+      const done = { ...manifest, undone: new Date().toISOString() };
+      await writeAtomic(join(turnDir, "manifest.json"), JSON.stringify(done, null, 1));
+      for (const e of manifest.entries) if (e.kind === "file") await rm(join(turnDir, e.blob), { force: true });
+      if (Number(name) === this.#turn) {
+        // later writes in this turn start a fresh unit instead of joining an undone one
+        this.#turn = undefined;
+        this.#captured = new Set();
+      }
+      return restored;
+    }
+    return undefined;
   }
 
   /**

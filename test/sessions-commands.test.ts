@@ -7,7 +7,10 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { replay, type Agent, type Message } from "../kernel/index.js";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { z } from "zod";
+import { definePlugin, defineTool, replay, type Agent, type Message } from "../kernel/index.js";
 import sessionsJsonl from "../plugins/sessions-jsonl/index.js";
 import { drain, recordingUi, runCommand, testBed, type TestBed } from "../plugins/commands/test-helpers.js";
 import { call, text } from "./fakes/scripted-provider.js";
@@ -130,7 +133,6 @@ describe("branches on real session files", () => {
       "  3  third: think",
     ]);
     await expect(runCommand(t.host, agent, "/rewind 4")).rejects.toThrow(/from 1 to 3/);
-    await expect(runCommand(t.host, agent, "/rewind 2 files")).rejects.toThrow(/restoring files is not available yet.*\/rewind 2 keep/);
     await expect(runCommand(t.host, agent, "/rewind 2 maybe")).rejects.toThrow(/usage \/rewind \[n\] \[files\|keep\]/);
 
     // headless: the branch is written and closed, and the user is told how to reach it
@@ -208,5 +210,45 @@ describe("/export", () => {
     expect((await runCommand(t.host, agent, '/export "with space.md"')).lines).toEqual(["exported 4 prompts to with space.md"]);
     expect(readFileSync(join(t.cwd, "with space.md"), "utf8")).toContain("## Prompt 4");
     await agent.close();
+  });
+
+  it("/rewind n files restores every file changed since prompt n, then branches", async () => {
+    const put = definePlugin({
+      name: "put-tool",
+      setup(ctx) {
+        ctx.tools.register(
+          defineTool({
+            name: "put",
+            description: "write a file",
+            input: z.object({ path: z.string(), content: z.string() }),
+            kind: "write",
+            writePaths: (i) => [i.path],
+            async run({ path, content }, tctx) {
+              const abs = resolve(tctx.cwd, path);
+              await tctx.checkpoint(abs);
+              writeFileSync(abs, content);
+              return { content: "ok" };
+            },
+          }),
+        );
+      },
+    });
+    const t = await testBed([sessionsJsonl, put]);
+    const agent = await t.host.openAgent({ model: "scripted/m1", mode: "yolo" });
+    t.provider.push({ blocks: [call("p1", "put", { path: "a.txt", content: "one" })] }, { blocks: [text("made a")] });
+    await drain(agent.run("first: make a"));
+    t.provider.push({ blocks: [call("p2", "put", { path: "a.txt", content: "two" }), call("p3", "put", { path: "b.txt", content: "new" })] }, { blocks: [text("changed")] });
+    await drain(agent.run("second: change a, add b"));
+    t.provider.push({ blocks: [text("nothing")] });
+    await drain(agent.run("third: talk"));
+    expect(readFileSync(join(t.cwd, "a.txt"), "utf8")).toBe("two");
+    const ui = recordingUi(agent);
+    const r = await runCommand(t.host, agent, "/rewind 2 files", ui);
+    expect(r.lines).toContain("restored files changed since prompt 2: b.txt, a.txt");
+    expect(readFileSync(join(t.cwd, "a.txt"), "utf8")).toBe("one");
+    expect(existsSync(join(t.cwd, "b.txt"))).toBe(false);
+    expect(ui.input).toBe("second: change a, add b");
+    expect(ui.agent.history()).toHaveLength(4); // prompt 1, its call, result and reply
+    await ui.agent.close();
   });
 });

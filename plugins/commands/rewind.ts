@@ -23,6 +23,16 @@ async function branchAt(ctx: CommandContext, keep: number, command: string, reas
   return { id: branch.id, switched: true };
 }
 
+/** The checkpoint unit recorded on the message entry at display index `index`, if any. */
+function checkpointTurnOf(ctx: CommandContext, index: number): number | undefined {
+  let i = 0;
+  for (const e of ctx.agent.session.entries()) {
+    if (e.type !== "message" || !e.message) continue;
+    if (i++ === index) return typeof e.data?.checkpoint_turn === "number" ? e.data.checkpoint_turn : undefined;
+  }
+  return undefined;
+}
+
 function printPromptList(ctx: CommandContext, prompts: PromptRef[]): void {
   if (!prompts.length) {
     ctx.print("this session has no prompts yet");
@@ -51,12 +61,14 @@ export const rewindCommand: Command = {
     }
     const p = pickPrompt(prompts, n, "/rewind");
     const changed = changedFiles(history.slice(p.index));
+    let restored: string[] | undefined;
     if (how === "files") {
-      // CheckpointStore can only undo its newest unit; restoring "everything since turn n" needs
-      // a per-turn restore in the kernel (see plugins/commands/README.md). Refuse before branching.
-      throw new Error(
-        `/rewind ${p.n} files: restoring files is not available yet (checkpoints only undo the newest turn: /undo); /rewind ${p.n} keep branches and leaves files as they are`,
-      );
+      // restore before branching: the snapshots belong to this session's checkpoint store
+      const turn = checkpointTurnOf(ctx, p.index);
+      if (turn === undefined || !ctx.agent.checkpoints.undoSince) {
+        throw new Error(`/rewind ${p.n} files: no checkpoints were recorded for prompt ${p.n}; /rewind ${p.n} keep branches and leaves files as they are`);
+      }
+      restored = await ctx.agent.checkpoints.undoSince(turn);
     }
     const { id, switched } = await branchAt(ctx, p.index, "/rewind", "rewind");
     if (!switched) {
@@ -67,7 +79,8 @@ export const rewindCommand: Command = {
       if (ctx.ui?.setInput) ctx.ui.setInput(p.text);
       else ctx.print(`prompt ${p.n} was: ${p.text}`);
     }
-    if (changed.length && how !== "keep") ctx.print(`files changed since prompt ${p.n} are left as they are: ${changed.join(", ")}`);
+    if (restored) ctx.print(restored.length ? `restored files changed since prompt ${p.n}: ${restored.join(", ")}` : `no files changed since prompt ${p.n}`);
+    else if (changed.length && how !== "keep") ctx.print(`files changed since prompt ${p.n} are left as they are (/rewind ${p.n} files restores them): ${changed.join(", ")}`);
   },
 };
 
