@@ -75,7 +75,8 @@ export class Host {
     host.#warnUnmatchableRules();
     const sel = await selectSandbox(host.sandboxes.list(), host.settings, { cacheFile: join(dataDir(host.env), "sandbox-probe.json") });
     host.sandbox = sel.sandbox;
-    if (sel.notice) host.notices.push(sel.notice);
+    // a preset without any sandbox plugin chose that: only a failed probe is worth a notice
+    if (sel.notice && host.sandboxes.list().length) host.notices.push(sel.notice);
     return host;
   }
 
