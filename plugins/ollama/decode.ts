@@ -1,0 +1,130 @@
+/**
+ * Ollama `/api/chat` NDJSON lines → neutral {@link StreamEvent}s (WIRE-FORMATS §5.3–§5.7;
+ * ollama/ollama `api/types.go` ChatResponse, `server/routes.go` streamResponse).
+ */
+import {
+  salvageNotice,
+  streamError,
+  ToolCallSalvage,
+  truncatedError,
+  type Block,
+  type ModelStopReason,
+  type StreamEvent,
+  type Usage,
+} from "../../kernel/index.js";
+
+/** Who is decoding, and what was asked for. */
+export interface OllamaDecodeContext {
+  provider: string;
+  model: string;
+  /** Names of the offered tools: `<tool_call>` text naming one of them is recovered as a call. */
+  tools?: string[];
+  /** The `num_ctx` sent (tokens): a request that fills it gets a notice. */
+  numCtx?: number;
+}
+
+type Raw = Record<string, any>;
+
+/** `done_reason` → neutral stop (§5.4): `stop` with tool calls is `tool_use`. */
+export function mapDoneReason(reason: unknown, hasCalls: boolean): ModelStopReason {
+  if (reason === "length") return "max_tokens";
+  return hasCalls ? "tool_use" : "end_turn";
+}
+
+let minted = 0;
+const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toString(36)}`;
+
+/**
+ * Decodes one response (a stream of lines, or the single object of a `stream: false` answer).
+ * Thinking (`message.thinking`) and text deltas are yielded as they come, `tool_use_start` per
+ * tool call (calls arrive whole, possibly over several lines: appended, never overwritten),
+ * and one `done` at the `"done": true` line.
+ *
+ * - Tool arguments are objects (a string is parsed); ids are the server's or minted.
+ * - Usage: input `prompt_eval_count`, output `eval_count` (either may be absent); no cache.
+ * - Tool-call text salvage: `<tool_call>{…}</tool_call>` in the answer naming an offered tool
+ *   becomes a real call, its markup hidden, with one notice.
+ * - A request whose prompt and answer filled `num_ctx` gets a notice.
+ *
+ * @throws ProviderError from an `{"error": …}` line (errors after output started come this way
+ *   on an HTTP 200); `truncated` when the stream ends before the `done` line.
+ */
+export async function* decodeOllamaStream(lines: AsyncIterable<unknown>, ctx: OllamaDecodeContext): AsyncGenerator<StreamEvent> {
+  let text = "";
+  let thinking = "";
+  const calls: { id: string; name: string; input: Record<string, unknown>; raw_input?: string }[] = [];
+  const salvage = new ToolCallSalvage(ctx.tools ?? []);
+  let salvaged = 0;
+
+  for await (const value of lines) {
+    if (!value || typeof value !== "object") continue;
+    const line = value as Raw;
+    if (line.error !== undefined) throw streamError(ctx.provider, line);
+    const msg: Raw = line.message && typeof line.message === "object" ? line.message : {};
+    if (typeof msg.thinking === "string" && msg.thinking) {
+      thinking += msg.thinking;
+      yield { type: "thinking_delta", text: msg.thinking };
+    }
+    if (typeof msg.content === "string" && msg.content) {
+      const r = salvage.push(msg.content);
+      if (r.text) {
+        text += r.text;
+        yield { type: "text_delta", text: r.text };
+      }
+      for (const call of r.calls) {
+        if (!salvaged++) yield { type: "notice", text: salvageNotice(ctx.provider) };
+        const id = mintId();
+        calls.push({ id, ...call });
+        yield { type: "tool_use_start", id, name: call.name };
+      }
+    }
+    if (Array.isArray(msg.tool_calls)) {
+      for (const tc of msg.tool_calls as Raw[]) {
+        const fn: Raw = tc?.function ?? {};
+        const name = typeof fn.name === "string" ? fn.name : "";
+        if (!name) continue;
+        const id = typeof tc.id === "string" && tc.id ? tc.id : mintId();
+        let input: Record<string, unknown> = {};
+        let raw_input: string | undefined;
+        if (fn.arguments && typeof fn.arguments === "object" && !Array.isArray(fn.arguments)) input = fn.arguments;
+        else if (typeof fn.arguments === "string" && fn.arguments.trim()) {
+          try {
+            const v: unknown = JSON.parse(fn.arguments);
+            if (v && typeof v === "object" && !Array.isArray(v)) input = v as Record<string, unknown>;
+            else raw_input = fn.arguments;
+          } catch {
+            raw_input = fn.arguments;
+          }
+        }
+        calls.push({ id, name, input, ...(raw_input !== undefined ? { raw_input } : {}) });
+        yield { type: "tool_use_start", id, name };
+      }
+    }
+    if (line.done === true) {
+      const held = salvage.end();
+      if (held) {
+        text += held;
+        yield { type: "text_delta", text: held };
+      }
+      const blocks: Block[] = [];
+      if (thinking) blocks.push({ type: "thinking", text: thinking, provider: ctx.provider });
+      if (text) blocks.push({ type: "text", text });
+      for (const c of calls) blocks.push({ type: "tool_use", provider: ctx.provider, ...c });
+      const usage: Usage = {
+        input: typeof line.prompt_eval_count === "number" ? line.prompt_eval_count : 0,
+        output: typeof line.eval_count === "number" ? line.eval_count : 0,
+        cache_read: 0,
+        cache_write: 0,
+      };
+      if (ctx.numCtx && usage.input + usage.output >= ctx.numCtx) {
+        yield {
+          type: "notice",
+          text: `${ctx.provider}: this request filled the model's context window (num_ctx ${ctx.numCtx} tokens); raise providers.${ctx.provider}.context_length or compact`,
+        };
+      }
+      yield { type: "done", message: { role: "assistant", blocks, model: ctx.model }, usage, stop_reason: mapDoneReason(line.done_reason, calls.length > 0) };
+      return;
+    }
+  }
+  throw truncatedError(ctx.provider, 'the "done": true line');
+}

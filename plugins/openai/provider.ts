@@ -1,0 +1,60 @@
+/**
+ * The OpenAI Responses API adapter (WIRE-FORMATS §3). Loaded lazily by the factory in index.ts,
+ * so registering the plugin costs nothing.
+ */
+import {
+  joinUrl,
+  readSse,
+  sendJson,
+  type HttpOptions,
+  type ModelRequest,
+  type Provider,
+  type ProviderConfig,
+  type StreamEvent,
+} from "../../kernel/index.js";
+import { decodeResponsesStream } from "./decode.js";
+import { buildResponsesBody } from "./request.js";
+
+/** Used when neither config nor `OPENAI_BASE_URL` gives a base URL. */
+export const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+export class ResponsesProvider implements Provider {
+  readonly name: string;
+  readonly #config: ProviderConfig;
+  readonly #opts: HttpOptions;
+
+  /** `config.name` is `openai` or a custom `providers.<name>` of type `openai`. */
+  constructor(config: ProviderConfig, opts: HttpOptions = {}) {
+    this.name = config.name;
+    this.#config = config;
+    this.#opts = opts;
+  }
+
+  /**
+   * Streams `POST {base_url}/responses` (stateless: `store: false`). Retries (before any output)
+   * follow kernel/http.ts.
+   * @throws ProviderError for HTTP errors, in-stream errors (`insufficient_quota` → `quota`),
+   *   stalls and truncated streams.
+   */
+  async *stream(req: ModelRequest): AsyncGenerator<StreamEvent> {
+    const base = this.#config.base_url ?? OPENAI_BASE_URL;
+    const url = joinUrl(base, "responses");
+    const body = buildResponsesBody(req, { provider: this.name });
+    const headers: Record<string, string> = { accept: "text/event-stream", ...this.#config.headers };
+    if (this.#config.api_key) headers.authorization = `Bearer ${this.#config.api_key}`;
+    const stallTimeout = this.#config.stall_timeout ?? 300;
+    const res = yield* sendJson({
+      ...this.#opts,
+      provider: this.name,
+      url,
+      headers,
+      body,
+      signal: req.signal,
+      stallTimeout,
+      keyEnv: this.#config.api_key_env,
+      hint: `check base_url${this.name === "openai" ? " or OPENAI_BASE_URL" : ` of providers.${this.name}`}`,
+    });
+    const events = readSse(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    yield* decodeResponsesStream(events, { provider: this.name, model: req.model });
+  }
+}
