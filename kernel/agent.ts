@@ -26,7 +26,8 @@ import {
 } from "./types.js";
 import { dropNulls, invalidArguments, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
-import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, resolveModel, catalogEntry } from "./models.js";
+import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
+import { openModel } from "./fallback.js";
 import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, type CheckpointStore } from "./checkpoint.js";
 import { capOutput, toSafeText } from "./output.js";
 import { buildSystemPrompt } from "./prompt.js";
@@ -212,15 +213,17 @@ export class Agent {
     let provider: Provider;
     let providerName: string;
     let model: string;
+    let openNotices: string[] = [];
     if (opts.provider) {
       provider = opts.provider;
       providerName = opts.provider.name;
       model = spec?.includes("/") ? spec.slice(spec.indexOf("/") + 1) : (spec ?? "scripted");
     } else {
-      const r = resolveModel(spec, host.providers, s, host.env);
-      provider = await r.factory.create(r.config);
-      providerName = r.provider;
-      model = r.model;
+      const opened = await openModel(spec, host.providers, s, host.env);
+      provider = opened.provider;
+      providerName = opened.resolved.provider;
+      model = opened.resolved.model;
+      openNotices = opened.notices;
     }
     const session =
       prior ?? (store ? await store.create({ cwd: host.cwd, provider: providerName, model }) : new MemorySession({ cwd: host.cwd, provider: providerName, model }));
@@ -245,6 +248,8 @@ export class Agent {
       label: opts.label,
     });
     agent.#hostNoticeCursor = host.notices.length;
+    host.notices.push(...openNotices); // shown at the first turn
+    await agent.#probeModel();
     if (prior) {
       const r = replay(prior.entries());
       agent.messages = r.messages;
@@ -265,11 +270,13 @@ export class Agent {
    */
   async setModel(spec: string): Promise<void> {
     if (this.#running) throw new Error("cannot switch the model while a turn is running");
-    const r = resolveModel(spec, this.host.providers, this.host.settings, this.host.env);
-    this.provider = await r.factory.create(r.config);
-    this.providerName = r.provider;
-    this.model = r.model;
+    const opened = await openModel(spec, this.host.providers, this.host.settings, this.host.env);
+    this.provider = opened.provider;
+    this.providerName = opened.resolved.provider;
+    this.model = opened.resolved.model;
+    this.host.notices.push(...opened.notices);
     this.#contextWindow = undefined;
+    await this.#probeModel();
   }
 
   /** `provider/model` of the current model. */
@@ -456,7 +463,27 @@ export class Agent {
 
   #appendMessage(m: Message, usage?: Usage, data?: Record<string, unknown>): void {
     pushMerged(this.messages, m);
-    this.#append({ type: "message", message: m, usage, model: usage ? this.spec : undefined, ...(data ? { data } : {}) });
+    this.#append({ type: "message", message: m, usage, model: usage ? this.#answeredSpec(m.model) : undefined, ...(data ? { data } : {}) });
+  }
+
+  /**
+   * `provider/model` of the model that produced a message: the adapter stamps the bare id, a
+   * fallback (kernel/fallback.ts) its full `provider/model` spec.
+   */
+  #answeredSpec(model: string | undefined): string {
+    const m = model ?? this.model;
+    return m === this.model || !m.includes("/") ? `${this.providerName}/${m}` : m;
+  }
+
+  /** Asks a local server's provider for its loaded window and tool support (Ollama). */
+  async #probeModel(): Promise<void> {
+    const p = this.provider;
+    const [window, tools] = await Promise.all([
+      p.contextWindow?.(this.model).catch(() => undefined),
+      p.supportsTools?.(this.model).catch(() => undefined),
+    ]);
+    if (window) this.#contextWindow = window;
+    if (tools === false) this.host.notices.push(`${this.spec} cannot call tools: pick a model with tool support for coding work`);
   }
 
   /** Streams one model request; stores the assembled assistant message. */
@@ -534,7 +561,7 @@ export class Agent {
   }
 
   #usageInfo(turn: Usage, answeredBy: string, requestMs: number, ttft?: number): UsageInfo {
-    const key = answeredBy.includes("/") ? answeredBy : `${this.providerName}/${answeredBy}`;
+    const key = this.#answeredSpec(answeredBy);
     const cur = this.usageByModel.get(key) ?? { usage: emptyUsage(), requests: 0 };
     cur.usage = addUsage(cur.usage, turn);
     cur.requests++;
@@ -550,7 +577,8 @@ export class Agent {
       byModel[k] = { usage: v.usage, cost_usd: c, requests: v.requests };
       cost = cost === null || c === null ? (c === null && cost === 0 && this.usageByModel.size === 1 ? null : cost) : cost + c;
     }
-    const entry = catalogEntry(this.host.providers, this.host.settings, this.providerName, this.model);
+    const slash = key.indexOf("/");
+    const entry = catalogEntry(this.host.providers, this.host.settings, key.slice(0, slash), key.slice(slash + 1));
     this.lastContextTokens = turn.input + turn.cache_read + turn.cache_write;
     return {
       model: key,

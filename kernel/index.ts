@@ -12,6 +12,7 @@ export * from "./session.js";
 export * from "./permission.js";
 export * from "./config.js";
 export * from "./models.js";
+export * from "./fallback.js";
 export * from "./checkpoint.js";
 export * from "./output.js";
 export * from "./paths.js";

@@ -2,6 +2,9 @@
 import sessionsJsonl from "../plugins/sessions-jsonl/index.js";
 import anthropic from "../plugins/anthropic/index.js";
 import openaiCompatible from "../plugins/openai-compatible/index.js";
+import openai from "../plugins/openai/index.js";
+import gemini from "../plugins/gemini/index.js";
+import ollama from "../plugins/ollama/index.js";
 import coreTools from "../plugins/core-tools/index.js";
 import sandboxBubblewrap from "../plugins/sandbox-bubblewrap/index.js";
 import hooks from "../plugins/hooks/index.js";
@@ -11,4 +14,4 @@ import commands from "../plugins/commands/index.js";
 import headless from "../plugins/headless/index.js";
 import server from "../plugins/server/index.js";
 
-export default [sessionsJsonl, anthropic, openaiCompatible, coreTools, sandboxBubblewrap, hooks, skills, mcp, commands, headless, server];
+export default [sessionsJsonl, anthropic, openaiCompatible, openai, gemini, ollama, coreTools, sandboxBubblewrap, hooks, skills, mcp, commands, headless, server];

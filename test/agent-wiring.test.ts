@@ -1,0 +1,41 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { Host, fallbackCooldowns, type AgentEvent } from "../kernel/index.js";
+import openai from "../plugins/openai/index.js";
+import gemini from "../plugins/gemini/index.js";
+import ollama from "../plugins/ollama/index.js";
+import { ReplayServer } from "./fakes/replay-server.js";
+const fx = (p: string) => readFileSync(join(import.meta.dirname, "fixtures/providers", p), "utf8");
+let a: ReplayServer, b: ReplayServer;
+beforeEach(async () => { a = await ReplayServer.start(); b = await ReplayServer.start(); fallbackCooldowns.clear(); });
+afterEach(async () => { await a.close(); await b.close(); });
+it("Agent.open wires roles + fallbacks; usage and session entries follow the answering model", async () => {
+  const host = await Host.create({ plugins: [openai, gemini], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: { roles: { smart: "openai/gpt-5" }, fallbacks: { smart: ["gemini/gemini-2.5-flash"] } }, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: a.url, GEMINI_API_KEY: "g", GOOGLE_GEMINI_BASE_URL: b.url } });
+  const limited = { status: 401, headers: { "content-type": "application/json" }, body: '{"error":{"message":"bad key","code":"invalid_api_key"}}' };
+  a.enqueue(limited);
+  b.enqueue({ status: 200, body: fx("gemini/text.sse") });
+  const agent = await host.openAgent({ model: "smart", mode: "yolo" });
+  expect(agent.spec).toBe("openai/gpt-5");
+  const ev: AgentEvent[] = [];
+  for await (const e of agent.run("count")) ev.push(e);
+  const u = ev.find((e) => e.type === "usage") as any;
+  expect(u.usage.model).toBe("gemini/gemini-2.5-flash");
+  expect(u.usage.request_cost_usd).toBeCloseTo((18 * 0.3 + 115 * 2.5) / 1e6, 10);
+  expect(ev.some((e) => e.type === "notice" && e.text.includes("switching to gemini/gemini-2.5-flash"))).toBe(true);
+});
+it("Agent.open probes an ollama model's loaded window", async () => {
+  const host = await Host.create({ plugins: [ollama], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: {}, env: { OLLAMA_HOST: a.url } });
+  a.enqueue({ status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ models: [{ name: "qwen3:latest", context_length: 12345 }] }) }, { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ capabilities: ["completion", "tools"], model_info: {} }) });
+  const agent = await host.openAgent({ model: "ollama/qwen3", mode: "yolo" });
+  expect(agent.contextWindow()).toBe(12345);
+});
+it("a fallback that cannot be set up is a notice at the first turn", async () => {
+  const host = await Host.create({ plugins: [openai], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: { fallbacks: { "openai/gpt-5": ["nope/x"] } }, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: a.url } });
+  a.enqueue({ status: 200, body: fx("openai-responses/text.sse") });
+  const agent = await host.openAgent({ model: "openai/gpt-5", mode: "yolo" });
+  const ev: AgentEvent[] = [];
+  for await (const e of agent.run("hi")) ev.push(e);
+  expect(ev.some((e) => e.type === "notice" && e.text.startsWith("fallback nope/x for openai/gpt-5 left out"))).toBe(true);
+});
