@@ -205,7 +205,12 @@ export class Agent {
         if (!list.length) throw new ConfigError(`no session to continue in ${host.cwd}: start one without -c`);
         id = list[0]!.id;
       }
-      prior = opts.fork ? await store.fork(host.cwd, id) : await store.open(host.cwd, id);
+      try {
+        prior = opts.fork ? await store.fork(host.cwd, id) : await store.open(host.cwd, id);
+      } catch (err) {
+        // an unknown, ambiguous or locked session is a usage problem the user fixes (exit 2)
+        throw new ConfigError(errorText(err));
+      }
     }
     let spec = opts.model;
     // a resumed session continues with the model it last used (a /model switch survives)
@@ -348,10 +353,10 @@ export class Agent {
     const ch = new Channel<AgentEvent>();
     const emit = (e: AgentEvent) => this.#emit(ch, e);
     void this.#turn(prompt, ctrl.signal, emit)
-      .then((reason) => emit({ type: "done", stop_reason: reason }))
+      .then((reason) => emit({ type: "done", stop_reason: reason, session_id: this.session.id }))
       .catch((err: unknown) => {
         emit({ type: "error", text: errorText(err) });
-        emit({ type: "done", stop_reason: "error" });
+        emit({ type: "done", stop_reason: "error", session_id: this.session.id });
       })
       .finally(() => {
         for (const [, p] of this.#pending) p.resolve({ allow: false, reason: "the turn ended before an answer" });
@@ -701,6 +706,7 @@ export class Agent {
         });
       });
       if (!answer.allow) {
+        if (answer.automatic) return fail(`permission denied: ${answer.reason ?? "no one could approve this call"}`);
         return fail(answer.reason ? `the user denied this call: ${answer.reason}` : "the user denied this call");
       }
       if (answer.always && decision.suggested_rule) await this.#saveAlways(decision.suggested_rule, emit);

@@ -102,7 +102,13 @@ export const AgentEventSchema = z.discriminatedUnion("type", [
   }),
   z.object({ type: z.literal("notice"), text: z.string(), ...base }),
   z.object({ type: z.literal("error"), text: z.string(), ...base }),
-  z.object({ type: z.literal("done"), stop_reason: StopReasonSchema, ...base }),
+  z.object({
+    type: z.literal("done"),
+    stop_reason: StopReasonSchema,
+    /** The session the turn was written to (for `larik --resume <id>`). */
+    session_id: z.string().optional(),
+    ...base,
+  }),
   z.object({
     type: z.literal("task_done"),
     tool_id: z.string(),
@@ -123,4 +129,9 @@ export interface PermissionAnswer {
   always?: boolean;
   /** Feedback returned to the model as the tool result when denying. */
   reason?: string;
+  /**
+   * True when no person answered (headless mode, a policy): the model is told the call was
+   * denied, not that "the user" denied it.
+   */
+  automatic?: boolean;
 }

@@ -76,7 +76,7 @@ describe("agent loop", () => {
       { blocks: [text("Done: a and b.")] },
     ]);
     const events = await drain(agent.run("peek twice"));
-    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
     expect(provider.requests).toHaveLength(2);
     const second = provider.requests[1]!.messages;
     expect(second.map((m) => m.role)).toEqual(["user", "assistant", "user"]);
@@ -115,7 +115,7 @@ describe("agent loop", () => {
     const result = provider.requests[1]!.messages[2]!.blocks[0]!;
     expect(result).toMatchObject({ type: "tool_result", id: "t1", is_error: true });
     expect((result as { content: string }).content).toContain("not today");
-    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
   });
 
   it("refuses a second answer to the same permission request", async () => {
@@ -136,7 +136,7 @@ describe("agent loop", () => {
     const events = await drain(agent.run("go"), (e) => {
       if (e.type === "tool_start" && e.tool_id === "t1") setTimeout(() => agent.cancel(), 20);
     });
-    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "interrupted" });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
     const last = agent.messages.at(-1)!;
     expect(last.role).toBe("user");
     expect(last.blocks.map((b) => (b as { id: string }).id)).toEqual(["t1", "t2"]);
@@ -153,7 +153,7 @@ describe("agent loop", () => {
     const events = await drain(agent.run("talk"), (e) => {
       if (e.type === "text_delta") agent.cancel();
     });
-    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "interrupted" });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
     const msg = agent.messages.at(-1)!;
     expect(msg.role).toBe("assistant");
     expect(JSON.stringify(msg.blocks)).toContain("interrupted by user");
@@ -193,7 +193,7 @@ describe("agent loop", () => {
       { blocks: [text("retrying")] },
     ]);
     const events = await drain(agent.run("go"));
-    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
     const results = provider.requests[1]!.messages[2]!.blocks as { content: string; is_error?: boolean }[];
     expect(results[0]!.content).toMatch(/^INVALID_ARGUMENTS: peek: word:/);
     expect(results[1]!.content).toMatch(/^INVALID_JSON/);
@@ -226,7 +226,7 @@ describe("agent loop", () => {
     ]);
     const agent = await host.openAgent({ provider, model: "s/x" });
     const events = await drain(agent.run("loop"));
-    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "max_turns" });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "max_turns" });
     expect(provider.requests).toHaveLength(2);
   });
 
@@ -234,7 +234,7 @@ describe("agent loop", () => {
     const { agent } = await setup([{ error: new Error("boom") }]);
     const events = await drain(agent.run("x"));
     expect(events.filter((e) => e.type === "error").map((e) => (e as { text: string }).text)).toEqual(["boom"]);
-    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "error" });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "error" });
   });
 });
 

@@ -88,7 +88,7 @@ describe("larik -p end to end", () => {
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
-    expect(events.at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
     const starts = events.filter((e) => e.type === "tool_start").map((e) => e.tool_name);
     expect(starts).toEqual(["bash", "grep", "read", "edit", "bash"]);
     const ends = events.filter((e) => e.type === "tool_end");
@@ -119,6 +119,7 @@ describe("larik -p end to end", () => {
     const lines = readFileSync(join(sessionsRoot, projectDir!, files[0]!), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(lines[0].type).toBe("meta");
     expect(lines.filter((l) => l.type === "message")).toHaveLength(12);
+    expect(events.at(-1).session_id).toBe(files[0]!.replace(/\.jsonl$/, ""));
 
     // resume with -c: the earlier conversation is sent again, the answer printed as text
     server.push({ text: "I changed `a - b` to `a + b` in sum.js." });
@@ -159,6 +160,9 @@ describe("larik -p end to end", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/✗ write needs approval \(denied: use --mode or an allow rule such as write\)/);
     expect(existsSync(join(repo, "notes.txt"))).toBe(false);
+    expect(r.stderr).not.toContain("→ write"); // a denied call is not shown as if it ran
+    const result = server.requests[1]!.body.messages.find((m: any) => m.role === "tool").content;
+    expect(result).toMatch(/^permission denied: headless mode cannot ask/); // no person was asked
     const toolMsg = server.requests[1]!.body.messages.find((m: any) => m.role === "tool");
     expect(toolMsg.content).toMatch(/--mode accept-edits or --mode yolo/);
   });
@@ -273,7 +277,7 @@ describe("larik --version and --help", () => {
   it("--version prints the version and the plugins", async () => {
     const r = await runCli(["--version"], { cwd: tmpdir(), env: { PATH: process.env.PATH, HOME: tmpdir() } });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^larik \d+\.\d+\.\d+\nplugins: sessions-jsonl, anthropic, openai-compatible, core-tools/);
+    expect(r.stdout).toMatch(/^larik \d+\.\d+\.\d+\nplugins: sessions-jsonl, anthropic, openai-compatible, .*core-tools.*headless/);
   });
 
   it("--help lists what the loaded plugins contribute", async () => {

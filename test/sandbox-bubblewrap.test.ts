@@ -98,17 +98,18 @@ describe.skipIf(!probe.ok)(`bubblewrap sandbox (${probe.ok ? "bwrap runs" : `ski
   it("scrubs credentials from the environment, keeping env_passthrough", async () => {
     const env = {
       ...(process.env as Record<string, string>),
-      ANTHROPIC_API_KEY: "sk-1",
-      ANTHROPIC_AUTH_TOKEN: "t-1",
-      GITHUB_ACCESS_TOKEN: "t-2",
-      SOME_AUTH_TOKEN: "t-3",
-      MY_PROVIDER_SECRET: "s-1",
+      // values no temp path or other variable can contain by accident
+      ANTHROPIC_API_KEY: "leak-value-sk1",
+      ANTHROPIC_AUTH_TOKEN: "leak-value-t1",
+      GITHUB_ACCESS_TOKEN: "leak-value-t2",
+      SOME_AUTH_TOKEN: "leak-value-t3",
+      MY_PROVIDER_SECRET: "leak-value-s1",
       KEEP_API_KEY: "kept",
       HARMLESS: "yes",
     };
     const r = await run(sb, "env", env);
     expect(r.code).toBe(0);
-    for (const leaked of ["sk-1", "t-1", "t-2", "t-3", "s-1"]) expect(r.out).not.toContain(leaked);
+    for (const leaked of ["leak-value-sk1", "leak-value-t1", "leak-value-t2", "leak-value-t3", "leak-value-s1"]) expect(r.out).not.toContain(leaked);
     expect(r.out).toContain("KEEP_API_KEY=kept");
     expect(r.out).toContain("HARMLESS=yes");
   });

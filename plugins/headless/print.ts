@@ -30,6 +30,8 @@ export function compactInput(input: unknown): string {
 export class TextPrinter implements Printer {
   #atLineStart = true;
   #wroteText = false;
+  /** Calls already reported as denied: their start line would read as if they ran. */
+  #denied = new Set<string>();
   constructor(
     private out: Out,
     private err: Out,
@@ -52,14 +54,15 @@ export class TextPrinter implements Printer {
         if (!ev.agent) this.#text(ev.text);
         break;
       case "tool_start":
-        this.#line(`${prefix}→ ${ev.tool_name} ${compactInput(ev.input)}`);
+        if (!this.#denied.has(ev.tool_id)) this.#line(`${prefix}→ ${ev.tool_name} ${compactInput(ev.input)}`);
         break;
       case "tool_end":
-        if (ev.is_error && !ev.output.startsWith("the user denied") && !ev.output.startsWith("permission denied")) {
+        if (ev.is_error && !this.#denied.has(ev.tool_id)) {
           this.#line(`${prefix}✗ ${ev.tool_name}: ${ev.output.split("\n")[0]}`);
         }
         break;
       case "permission_request":
+        this.#denied.add(ev.tool_id);
         this.#line(`${prefix}✗ ${ev.tool_name} needs approval (denied: use --mode or an allow rule${ev.suggested_rule ? ` such as ${ev.suggested_rule}` : ""})`);
         break;
       case "notice":

@@ -50,7 +50,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = { out: process
     for await (const ev of agent.run(text)) {
       if (ev.type === "permission_request") {
         const reason = denialReason(ev.suggested_rule);
-        agent.respond(ev.request_id, { allow: false, reason });
+        agent.respond(ev.request_id, { allow: false, reason, automatic: true });
         printer.event(ev);
         continue;
       }

@@ -195,7 +195,7 @@ export class JsonlSessionStore implements SessionStore {
       const location = join(dir, `${id}.jsonl`);
       let updated: number;
       try {
-        updated = statSync(location).mtimeMs;
+        updated = Math.floor(statSync(location).mtimeMs);
       } catch {
         continue; // removed while listing
       }
