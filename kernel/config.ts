@@ -537,7 +537,9 @@ async function readJsonLayers(cwd: string, env: NodeJS.ProcessEnv, notices: stri
   for (const f of files) {
     const label = displayPath(f.path, cwd, env);
     if (f.trust !== "shared") {
-      const data = validateTrusted(await readTrusted(f.path, label), label);
+      const raw = await readTrusted(f.path, label);
+      // a missing or empty file has nothing to validate (and compiling the schema costs start-up)
+      const data = Object.keys(raw).length ? validateTrusted(raw, label) : raw;
       if (f.trust === "private") priv = { label, trust: f.trust, data };
       else before.push({ label, trust: f.trust, data });
       continue;
