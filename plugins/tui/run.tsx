@@ -1,0 +1,104 @@
+/**
+ * The interactive run: checks for a terminal, runs first-run setup when no model is configured
+ * (LARIK-REFERENCE §1), opens the agent (new, `-c`, `--resume`, `--fork`), renders the app and,
+ * on exit, prints the session id for `larik --resume <id>`.
+ */
+import {
+  agentOptionsFromArgs,
+  ConfigError,
+  defaultSpec,
+  type CliArgs,
+  type Host,
+} from "../../kernel/index.js";
+import { App } from "./app.js";
+import { copyText } from "./clipboard.js";
+import { TuiController } from "./controller.js";
+import { previewDiff } from "./diff-view.js";
+import { editExternally } from "./external-editor.js";
+import { INK_OPTIONS, syncOutput } from "./frame.js";
+import { PromptHistory } from "./history.js";
+import { loadMarkdown } from "./markdown.js";
+import { expandMentions, listProjectFiles } from "./mentions.js";
+import { Setup } from "./setup.js";
+import type { DetectOptions } from "./setup-detect.js";
+import { runShell } from "./shell.js";
+
+/** The terminal the TUI runs on. */
+export interface TuiIo {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+}
+
+/** Bracketed paste on/off: pasted newlines then arrive marked and never submit (keys.ts). */
+const PASTE_ON = "\x1b[?2004h";
+const PASTE_OFF = "\x1b[?2004l";
+
+/** True when nothing names a model: no flag, no session to continue, no setting, no key. */
+export function needsSetup(host: Host, args: CliArgs): boolean {
+  const o = agentOptionsFromArgs(args);
+  return !o.model && !o.resume && !o.continue && !defaultSpec(host.settings, host.env);
+}
+
+/**
+ * Runs the TUI until the user quits; resolves to the exit status (0, or 2 when setup was
+ * aborted).
+ * @throws ConfigError when stdin or stdout is not a terminal, or for bad flags.
+ */
+export async function runTui(
+  host: Host,
+  args: CliArgs,
+  io: TuiIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+  opts: { detect?: DetectOptions } = {},
+): Promise<number> {
+  const { stdin, stdout, stderr } = io;
+  // erase the "starting…" line index.ts wrote while this module loaded
+  if (stdout.isTTY) stdout.write("\r\x1b[2K");
+  if (!stdin.isTTY || !stdout.isTTY) {
+    throw new ConfigError('the interactive UI needs a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode');
+  }
+  const agentOpts = agentOptionsFromArgs(args);
+  // Ink (≈0.5 s to import, most of it es-toolkit's compat barrel) loads while the session opens
+  const inkLoading = import("ink");
+
+  if (needsSetup(host, args)) {
+    const { render } = await inkLoading;
+    let chosen: string | undefined;
+    const setup = render(<Setup host={host} detect={opts.detect} onDone={(s) => (chosen = s)} />, { stdin, stdout, stderr, exitOnCtrlC: false, ...INK_OPTIONS });
+    await setup.waitUntilExit();
+    if (!chosen) {
+      stderr.write("setup aborted: no model is configured. Run larik again, or pass --model provider/model (e.g. --model anthropic/claude-sonnet-4-5)\n");
+      return 2;
+    }
+    agentOpts.model = chosen;
+  }
+
+  const [agent, history, { render }] = await Promise.all([host.openAgent(agentOpts), PromptHistory.load(host.cwd, host.env), inkLoading]);
+  // Markdown (marked-terminal with highlight.js) is only needed once a reply arrives, so it loads
+  // after the first paint; a resumed session prints its history at once and waits for it.
+  if (agent.history().length) await loadMarkdown();
+  else setImmediate(() => void loadMarkdown());
+  const write = (s: string) => void stdout.write(s);
+  const controller = new TuiController(host, agent, {
+    history,
+    write,
+    listFiles: listProjectFiles,
+    runShell,
+    expand: expandMentions,
+    preview: previewDiff,
+    editExternally: (text) => editExternally(text, { env: host.env, setRawMode: (on) => stdin.setRawMode?.(on) }),
+    copy: (text) => copyText(text, write, host.env),
+  });
+  stdout.write(PASTE_ON);
+  const app = render(<App controller={controller} />, { stdin, stdout, stderr, exitOnCtrlC: false, patchConsole: true, ...INK_OPTIONS });
+  try {
+    await app.waitUntilExit();
+  } finally {
+    stdout.write(PASTE_OFF);
+    controller.quit();
+    await history.flush();
+  }
+  const id = controller.agent.session.id;
+  stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
+  return 0;
+}
