@@ -30,6 +30,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
 
 async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   if (argv[0] === "config") return configCommand(argv.slice(1), env, cwd);
+  // An interactive run will need ink (~0.5 s to import): start loading it while config and
+  // plugins load. Headless and server runs never import it.
+  const interactive = process.stdin.isTTY && process.stdout.isTTY && !argv.some((a) => a === "-p" || a === "--print" || /^-[a-zA-Z]*p/.test(a));
+  if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
   const cfg = await loadConfig(cwd, env);
   const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;
   const host = await Host.create({

@@ -254,7 +254,8 @@ export class Agent {
     });
     agent.#hostNoticeCursor = host.notices.length;
     host.notices.push(...openNotices); // shown at the first turn
-    await agent.#probeModel();
+    // a provider handed in ready-made (embedding, tests) is probed by whoever built it
+    if (!opts.provider) await agent.#probeModel();
     if (prior) {
       const r = replay(prior.entries());
       agent.messages = r.messages;

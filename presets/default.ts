@@ -12,6 +12,7 @@ import skills from "../plugins/skills/index.js";
 import mcp from "../plugins/mcp/index.js";
 import commands from "../plugins/commands/index.js";
 import headless from "../plugins/headless/index.js";
+import tui from "../plugins/tui/index.js";
 import server from "../plugins/server/index.js";
 
-export default [sessionsJsonl, anthropic, openaiCompatible, openai, gemini, ollama, coreTools, sandboxBubblewrap, hooks, skills, mcp, commands, headless, server];
+export default [sessionsJsonl, anthropic, openaiCompatible, openai, gemini, ollama, coreTools, sandboxBubblewrap, hooks, skills, mcp, commands, headless, tui, server];

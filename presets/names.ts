@@ -16,5 +16,6 @@ export const DEFAULT_PLUGIN_NAMES: readonly string[] = [
   "mcp",
   "commands",
   "headless",
+  "tui",
   "server",
 ];
