@@ -369,6 +369,74 @@ describe("failure modes", () => {
   });
 });
 
+describe("a rejected thinking replay (LARIK-REFERENCE §10)", () => {
+  const MODEL = "claude-sonnet-4-20250514";
+  const messages: Message[] = [
+    { role: "user", blocks: [{ type: "text", text: "weather?" }] },
+    {
+      role: "assistant",
+      model: MODEL,
+      blocks: [
+        { type: "thinking", text: "I should call weather", signature: "SIG-edited==", provider: "anthropic" },
+        { type: "thinking", text: "", redacted: true, signature: "REDACTED-DATA", provider: "anthropic" },
+        { type: "tool_use", id: "toolu_1", name: "weather", input: { location: "Florence" }, provider: "anthropic" },
+      ],
+    },
+    { role: "user", blocks: [{ type: "tool_result", id: "toolu_1", content: "sunny" }] },
+    // an earlier turn whose only content was thinking: nothing is left of it after stripping
+    { role: "assistant", model: MODEL, blocks: [{ type: "thinking", text: "hmm", signature: "SIG-2", provider: "anthropic" }] },
+    { role: "user", blocks: [{ type: "text", text: "and tomorrow?" }] },
+  ];
+  const error400 = (message: string): Reply => ({
+    status: 400,
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ type: "error", error: { type: "invalid_request_error", message }, request_id: "req_011" }),
+  });
+  const types = (body: any) => body.messages.map((m: any) => m.content.map((b: any) => b.type));
+
+  it("an invalid signature: resends once without thinking blocks, with a notice, and decodes the answer", async () => {
+    server.enqueue(error400("messages.1.content.0: Invalid `signature` in `thinking` block"), { status: 200, body: fixture("anthropic/text.sse") });
+    const out = await collect((await provider()).stream(request({ model: MODEL, messages })));
+    expect(out.error).toBeUndefined();
+    expect(server.requests).toHaveLength(2);
+    const [first, second] = server.requests.map((r) => r.json());
+    expect(types(first)).toEqual([["text"], ["thinking", "redacted_thinking", "tool_use"], ["tool_result"], ["thinking"], ["text"]]);
+    expect(types(second)).toEqual([["text"], ["tool_use"], ["tool_result"], ["text"]]);
+    expect(second.messages[1].content[0]).toEqual({ type: "tool_use", id: "toolu_1", name: "weather", input: { location: "Florence" } });
+    expect(second.system).toEqual(first.system);
+    const notices = out.events.filter((e) => e.type === "notice");
+    expect(notices).toHaveLength(1);
+    expect((notices[0] as { text: string }).text).toMatch(/rejected earlier thinking.*resending once without 3 thinking blocks/);
+    expect(out.done!.message.blocks[0]).toMatchObject({ type: "text" });
+    expect(out.done!.stop_reason).toBe("end_turn");
+  });
+
+  it("modified thinking blocks are retried once only: a second rejection is surfaced", async () => {
+    const msg = "messages.1.content.0: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.";
+    server.enqueue(error400(msg), error400(msg), { status: 200, body: fixture("anthropic/text.sse") });
+    const out = await collect((await provider()).stream(request({ model: MODEL, messages })));
+    const err = out.error as ProviderError;
+    expect([err.kind, err.status]).toEqual(["bad_request", 400]);
+    expect(server.requests).toHaveLength(2);
+    expect(out.done).toBeUndefined();
+  });
+
+  it("an unrelated 400 is not retried", async () => {
+    server.enqueue(error400("messages.0.content.0.text: text content blocks must be non-empty"), { status: 200, body: fixture("anthropic/text.sse") });
+    const out = await collect((await provider()).stream(request({ model: MODEL, messages })));
+    expect((out.error as ProviderError).status).toBe(400);
+    expect(server.requests).toHaveLength(1);
+    expect(out.events.some((e) => e.type === "notice")).toBe(false);
+  });
+
+  it("a thinking rejection with no thinking in the request is not retried", async () => {
+    server.enqueue(error400("messages.1.content.0: Invalid `signature` in `thinking` block"), { status: 200, body: fixture("anthropic/text.sse") });
+    const out = await collect((await provider()).stream(request({ model: MODEL })));
+    expect((out.error as ProviderError).status).toBe(400);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
 describe("configuration through resolveModel", () => {
   function registry(): Registry<ProviderFactory> {
     const reg = new Registry<ProviderFactory>("providers");

@@ -397,3 +397,62 @@ describe("presets and configuration", () => {
     expect(err.message.split("\n")).toHaveLength(1);
   });
 });
+
+describe("lmstudio model prober (GET {host}/api/v0/models/{model})", () => {
+  function registry(): Registry<ProviderFactory> {
+    const reg = new Registry<ProviderFactory>("providers");
+    void chatPlugin.setup({ providers: { register: (f: ProviderFactory) => reg.register(f, "openai-compatible") } } as never);
+    return reg;
+  }
+  const json = (status: number, body: unknown) => ({ status, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const lmInfo = {
+    id: "qwen/qwen3-8b",
+    object: "model",
+    type: "llm",
+    state: "loaded",
+    loaded_context_length: 16384,
+    max_context_length: 40960,
+    capabilities: ["tool_use"],
+  };
+
+  it("reads the loaded window and tool_use from the native API, one GET for both questions", async () => {
+    server.enqueue(json(200, lmInfo));
+    const p = await provider("lmstudio");
+    const [window, tools] = await Promise.all([p.contextWindow!("qwen/qwen3-8b"), p.supportsTools!("qwen/qwen3-8b")]);
+    expect([window, tools]).toEqual([16384, true]);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]!.method).toBe("GET");
+    expect(server.requests[0]!.path).toBe("/api/v0/models/qwen%2Fqwen3-8b");
+    expect(server.requests[0]!.body).toBe("");
+  });
+
+  it("falls back to max_context_length when not loaded; no tool_use means false", async () => {
+    server.enqueue(json(200, { ...lmInfo, state: "not-loaded", loaded_context_length: undefined, capabilities: [] }));
+    const p = await provider("lmstudio");
+    const [window, tools] = await Promise.all([p.contextWindow!("m"), p.supportsTools!("m")]);
+    expect([window, tools]).toEqual([40960, false]);
+  });
+
+  it("a 404 or an unreachable server reads as unknown, never an error", async () => {
+    server.enqueue(json(404, { error: "Model not found" }), json(404, { error: "Model not found" }));
+    const p = await provider("lmstudio");
+    await expect(p.contextWindow!("nope")).resolves.toBeUndefined();
+    await expect(p.supportsTools!("nope")).resolves.toBeUndefined();
+    expect(server.requests.map((r) => r.path)).toEqual(["/api/v0/models/nope", "/api/v0/models/nope"]);
+    const gone = await factory("lmstudio").create({ name: "lmstudio", base_url: "http://127.0.0.1:1/v1" });
+    await expect(gone.contextWindow!("m")).resolves.toBeUndefined();
+    await expect(gone.supportsTools!("m")).resolves.toBeUndefined();
+  });
+
+  it("a custom providers.<name> of type lmstudio probes its own host; other presets have no prober", async () => {
+    const settings = { providers: { "gpu-box": { type: "lmstudio", base_url: `${server.url}/v1/` } } };
+    const r = resolveModel("gpu-box/qwen3-8b", registry(), settings, {});
+    server.enqueue(json(200, lmInfo));
+    const p = await r.factory.create(r.config);
+    expect(await p.contextWindow!("qwen3-8b")).toBe(16384);
+    expect(server.requests[0]!.path).toBe("/api/v0/models/qwen3-8b");
+    const plain = await provider("openai-compatible");
+    expect(plain.contextWindow).toBeUndefined();
+    expect(plain.supportsTools).toBeUndefined();
+  });
+});

@@ -16,6 +16,7 @@ import {
 import { ANTHROPIC_MODELS, DEFAULT_MAX_TOKENS } from "./catalog.js";
 import { decodeAnthropicStream } from "./decode.js";
 import { buildBody } from "./request.js";
+import { isThinkingRejected, stripThinking } from "./thinking-reject.js";
 
 /** `anthropic-version` header value; still the current one in the official SDK. */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -41,6 +42,8 @@ export class AnthropicProvider implements Provider {
 
   /**
    * Streams `POST {base_url}/v1/messages`. Retries (before any output) follow kernel/http.ts.
+   * When the API rejects replayed thinking (HTTP 400, see thinking-reject.ts), the request is
+   * resent once without thinking/redacted_thinking blocks, after a `notice`.
    * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams.
    */
   async *stream(req: ModelRequest): AsyncGenerator<StreamEvent> {
@@ -54,17 +57,32 @@ export class AnthropicProvider implements Provider {
       ...this.#config.headers,
     };
     if (this.#config.api_key) headers["x-api-key"] = this.#config.api_key;
-    const res = yield* sendJson({
-      ...this.#opts,
-      provider: this.name,
-      url,
-      headers,
-      body,
-      signal: req.signal,
-      stallTimeout: this.#config.stall_timeout ?? 300,
-      keyEnv: this.#config.api_key_env,
-      hint: `check base_url${this.name === "anthropic" ? " or ANTHROPIC_BASE_URL" : ` of providers.${this.name}`}`,
-    });
+    const send = () =>
+      sendJson({
+        ...this.#opts,
+        provider: this.name,
+        url,
+        headers,
+        body,
+        signal: req.signal,
+        stallTimeout: this.#config.stall_timeout ?? 300,
+        keyEnv: this.#config.api_key_env,
+        hint: `check base_url${this.name === "anthropic" ? " or ANTHROPIC_BASE_URL" : ` of providers.${this.name}`}`,
+      });
+    let res: Response;
+    try {
+      res = yield* send();
+    } catch (err) {
+      // A 400 arrives before any output, so resending cannot duplicate what the user saw.
+      if (!isThinkingRejected(err)) throw err;
+      const removed = stripThinking(body);
+      if (!removed) throw err;
+      yield {
+        type: "notice",
+        text: `${this.name}: the API rejected earlier thinking blocks (${(err as Error).message}); resending once without ${removed} thinking block${removed === 1 ? "" : "s"}`,
+      };
+      res = yield* send();
+    }
     const events = readSse(res, { provider: this.name, stallTimeout: this.#config.stall_timeout ?? 300, signal: req.signal, url });
     yield* decodeAnthropicStream(events, { provider: this.name, model: req.model });
   }

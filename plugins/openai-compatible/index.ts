@@ -7,7 +7,10 @@
 import { definePlugin, type ProviderFactory } from "../../kernel/index.js";
 import { CHAT_PRESETS, type ChatPreset } from "./presets.js";
 
-/** The factory of one preset; the adapter is imported on the first `create`. */
+/**
+ * The factory of one preset; the adapter is imported on the first `create`. `lmstudio` gets the
+ * model prober (loaded context window, tool support) of lmstudio.ts.
+ */
 export function chatFactory(preset: ChatPreset): ProviderFactory {
   return {
     name: preset.name,
@@ -17,6 +20,11 @@ export function chatFactory(preset: ChatPreset): ProviderFactory {
     defaultBaseUrl: preset.baseUrl,
     stallTimeout: preset.stallTimeout,
     async create(config) {
+      if (preset.name === "lmstudio") {
+        // custom providers.<name> with type "lmstudio" resolve to this factory too
+        const { LmStudioProvider } = await import("./lmstudio.js");
+        return new LmStudioProvider(config, preset);
+      }
       const { ChatCompletionsProvider } = await import("./provider.js");
       return new ChatCompletionsProvider(config, preset);
     },
