@@ -7,6 +7,7 @@ import gemini from "../plugins/gemini/index.js";
 import ollama from "../plugins/ollama/index.js";
 import coreTools from "../plugins/core-tools/index.js";
 import sandboxBubblewrap from "../plugins/sandbox-bubblewrap/index.js";
+import sandboxSeatbelt from "../plugins/sandbox-seatbelt/index.js";
 import hooks from "../plugins/hooks/index.js";
 import skills from "../plugins/skills/index.js";
 import mcp from "../plugins/mcp/index.js";
@@ -15,4 +16,4 @@ import headless from "../plugins/headless/index.js";
 import tui from "../plugins/tui/index.js";
 import server from "../plugins/server/index.js";
 
-export default [sessionsJsonl, anthropic, openaiCompatible, openai, gemini, ollama, coreTools, sandboxBubblewrap, hooks, skills, mcp, commands, headless, tui, server];
+export default [sessionsJsonl, anthropic, openaiCompatible, openai, gemini, ollama, coreTools, sandboxBubblewrap, sandboxSeatbelt, hooks, skills, mcp, commands, headless, tui, server];

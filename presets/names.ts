@@ -11,6 +11,7 @@ export const DEFAULT_PLUGIN_NAMES: readonly string[] = [
   "ollama",
   "core-tools",
   "sandbox-bubblewrap",
+  "sandbox-seatbelt",
   "hooks",
   "skills",
   "mcp",
