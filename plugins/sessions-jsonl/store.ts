@@ -190,22 +190,25 @@ export class JsonlSessionStore implements SessionStore {
   /** `cwd`'s sessions, newest first (by last write, then id). Reads only each file's head. */
   async list(cwd: string): Promise<SessionSummary[]> {
     const dir = this.dirOf(cwd);
-    const out: SessionSummary[] = [];
+    const out: { s: SessionSummary; mtime: number }[] = [];
     for (const id of this.#ids(cwd)) {
       const location = join(dir, `${id}.jsonl`);
-      let updated: number;
+      let mtime: number;
       try {
-        updated = Math.floor(statSync(location).mtimeMs);
+        mtime = statSync(location).mtimeMs;
       } catch {
         continue; // removed while listing
       }
       const head = readHead(location);
       if (!head) continue; // torn while being created: nothing to resume
-      const s: SessionSummary = { id, title: head.title, updated, location };
+      // `updated` is whole ms for callers; sorting keeps the filesystem's full precision
+      const s: SessionSummary = { id, title: head.title, updated: Math.floor(mtime), location };
       if (head.meta.fork_of) s.fork_of = head.meta.fork_of;
-      out.push(s);
+      out.push({ s, mtime });
     }
-    return out.sort((a, b) => b.updated - a.updated || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    return out
+      .sort((a, b) => b.mtime - a.mtime || (a.s.id < b.s.id ? 1 : a.s.id > b.s.id ? -1 : 0))
+      .map((x) => x.s);
   }
 
   /**
