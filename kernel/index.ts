@@ -24,3 +24,4 @@ export * from "./http.js";
 export * from "./cli-args.js";
 export * from "./compaction.js";
 export * from "./sandbox.js";
+export * from "./sandbox-env.js";

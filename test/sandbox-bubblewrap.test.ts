@@ -11,7 +11,7 @@ import { protectedPathReason, type SandboxedCommand } from "../kernel/index.js";
 import { createBubblewrapSandbox, type BubblewrapSandbox } from "../plugins/sandbox-bubblewrap/sandbox.js";
 import { placeholderPaths, sweep } from "../plugins/sandbox-bubblewrap/placeholders.js";
 import { protectedBinds, PROTECTED_GIT_ENTRIES, PROTECTED_PROJECT_ENTRIES } from "../plugins/sandbox-bubblewrap/protected.js";
-import { scrubEnv } from "../plugins/sandbox-bubblewrap/env.js";
+import { scrubEnv } from "../kernel/index.js";
 import { diagnose } from "../plugins/sandbox-bubblewrap/probe.js";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "larik-sbx-test-")));

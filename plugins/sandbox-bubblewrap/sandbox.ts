@@ -19,8 +19,8 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { homedir, release, tmpdir } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { configDir, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
-import { configuredKeyVars, scrubEnv } from "./env.js";
+import { configDir, configuredKeyVars, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+
 import { acquire, releaseAll, releaseRuns, RUN_MARKER } from "./placeholders.js";
 import { diagnose } from "./probe.js";
 import { protectedBinds } from "./protected.js";

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildProfile, sbplString } from "./profile.js";
-import { scrubEnv, configuredKeyVars } from "./env.js";
+import { scrubEnv, configuredKeyVars } from "../../kernel/index.js";
 import { createSeatbeltSandbox, protectedPaths, SANDBOX_EXEC } from "./sandbox.js";
 
 const input = {

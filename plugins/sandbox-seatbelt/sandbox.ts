@@ -14,8 +14,8 @@ import { spawn } from "node:child_process";
 import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { homedir, release, tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { configDir, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
-import { configuredKeyVars, scrubEnv } from "./env.js";
+import { configDir, configuredKeyVars, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+
 import { buildProfile, NEVER_WRITABLE } from "./profile.js";
 
 /** Where macOS ships sandbox-exec; an absolute path so a `PATH` entry cannot replace it. */

@@ -1,12 +1,30 @@
 /**
- * Credential scrubbing for sandboxed commands (LARIK-REFERENCE §19 "Credentials", §30). Removed:
- * every known provider key variable, each configured `api_key_env`, `ANTHROPIC_AUTH_TOKEN`,
- * Larik's own tokens, and any variable ending `_API_KEY`, `_AUTH_TOKEN` or `_ACCESS_TOKEN`.
- * `sandbox.env_passthrough` keeps named ones. Same rules as the bubblewrap backend.
+ * Credential scrubbing for sandboxed commands, shared by every sandbox backend
+ * (LARIK-REFERENCE §19 "Credentials", §30): every
+ * known provider key variable, each configured `api_key_env`, `ANTHROPIC_AUTH_TOKEN` and any
+ * variable ending `_API_KEY`, `_AUTH_TOKEN` or `_ACCESS_TOKEN` is removed;
+ * `sandbox.env_passthrough` keeps named ones.
  */
 
-/** Secrets that no suffix rule catches (the `_API_KEY` ones are listed for clarity). */
-const KNOWN_SECRET_VARS = new Set(["ANTHROPIC_AUTH_TOKEN", "LARIK_SERVER_TOKEN", "LARIK_OTLP_HEADERS"]);
+/** Variables that hold secrets without matching a suffix rule (§30, Larik's own tokens). */
+export const KNOWN_SECRET_VARS = [
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_AUTH_TOKEN",
+  "OPENAI_API_KEY",
+  "GEMINI_API_KEY",
+  "NVIDIA_API_KEY",
+  "OPENROUTER_API_KEY",
+  "GROQ_API_KEY",
+  "DEEPSEEK_API_KEY",
+  "XAI_API_KEY",
+  "MISTRAL_API_KEY",
+  "TOGETHER_API_KEY",
+  "OPENCODE_API_KEY",
+  "BRAVE_API_KEY",
+  "TAVILY_API_KEY",
+  "LARIK_SERVER_TOKEN",
+  "LARIK_OTLP_HEADERS",
+];
 
 const SECRET_SUFFIX = /_(?:API_KEY|AUTH_TOKEN|ACCESS_TOKEN)$/i;
 
@@ -25,6 +43,11 @@ export function configuredKeyVars(settings: Record<string, unknown>): string[] {
   return out;
 }
 
+/** True when `name` is a credential variable under the rules above (before passthrough). */
+export function isSecretVar(name: string, extra: ReadonlySet<string> = new Set()): boolean {
+  return SECRET_SUFFIX.test(name) || KNOWN_SECRET_VARS.includes(name) || extra.has(name);
+}
+
 /**
  * A copy of `env` without credentials. `passthrough` names survive; `extra` adds names to scrub
  * (configured `api_key_env` values). Undefined values are dropped.
@@ -38,8 +61,7 @@ export function scrubEnv(
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
     if (v === undefined) continue;
-    const secret = SECRET_SUFFIX.test(k) || KNOWN_SECRET_VARS.has(k) || extra.has(k);
-    if (secret && !keep.has(k)) continue;
+    if (!keep.has(k) && isSecretVar(k, extra)) continue;
     out[k] = v;
   }
   return out;
