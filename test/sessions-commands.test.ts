@@ -83,7 +83,10 @@ describe("resume", () => {
     await expect(runCommand(t.host, second, "/resume 2")).resolves.toMatchObject({ lines: [expect.stringMatching(/^to resume 2, run: larik --resume 2$/)] });
     await expect(runCommand(t.host, second, "/resume 2", ui)).rejects.toThrow(/ambiguous/);
     expect((await runCommand(t.host, second, `/resume ${second.session.id}`, ui)).lines).toEqual([`already in session ${second.session.id}`]);
-    const r = await runCommand(t.host, second, `/resume ${first.session.id.slice(0, 18)}`, ui);
+    // the shortest prefix past the timestamp that only the first id has (both may share a second)
+    let n = 17;
+    while (second.session.id.startsWith(first.session.id.slice(0, n))) n++;
+    const r = await runCommand(t.host, second, `/resume ${first.session.id.slice(0, n)}`, ui);
     expect(r.lines.at(-1)).toBe(`resumed ${first.session.id} (1 prompts, scripted/m1)`);
     expect(ui.agent.session.id).toBe(first.session.id);
     expect(ui.agent.history().map((m) => m.blocks[0])).toEqual([text("the first session's prompt"), text("one")]);
