@@ -459,3 +459,17 @@ describe("configuration through resolveModel", () => {
     expect(server.requests[0]!.headers.authorization).toBe("Bearer sk-corp");
   });
 });
+
+describe("a Chat Completions server behind OPENAI_BASE_URL", () => {
+  it("says to use openai-compatible instead of failing on [DONE]", async () => {
+    const { decodeResponsesStream } = await import("../plugins/openai/decode.js");
+    async function* events() {
+      yield { data: JSON.stringify({ id: "x", object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "hi" } }] }) };
+      yield { data: "[DONE]" };
+    }
+    const run = async () => {
+      for await (const _ of decodeResponsesStream(events(), { provider: "openai", model: "gpt-5.5" } as never)) void _;
+    };
+    await expect(run()).rejects.toThrow(/Chat Completions format.*--model openai-compatible\/<model>/);
+  });
+});

@@ -9,7 +9,7 @@ import {
   truncatedError,
   type Block,
   type ModelStopReason,
-  type ProviderError,
+  ProviderError,
   type SseEvent,
   type StreamEvent,
   type Usage,
@@ -138,6 +138,15 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>, ct
   const slot = (index: unknown): Slot | undefined => slots.get(Number(index));
 
   for await (const ev of events) {
+    // A Chat Completions server (llama.cpp, vLLM, a proxy) behind OPENAI_BASE_URL answers the
+    // Responses request in its own format: say which provider to use instead of a JSON error.
+    if (ev.data === "[DONE]" || ev.data.includes('"chat.completion.chunk"')) {
+      throw new ProviderError({
+        provider: ctx.provider,
+        kind: "bad_request",
+        message: `the server answered in the Chat Completions format, but the ${ctx.provider} provider speaks the OpenAI Responses API (POST …/responses): for a Chat Completions server use --model openai-compatible/<model>`,
+      });
+    }
     const data = parseJsonEvent(ctx.provider, ev.data) as Raw;
     const type = typeof data?.type === "string" ? data.type : ev.event;
     switch (type) {
