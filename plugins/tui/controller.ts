@@ -43,6 +43,8 @@ export type Item = { id: number; agent?: string } & (
   | { kind: "thinking"; text: string; ms: number; expanded: boolean }
   | { kind: "tool"; name: string; input: unknown; output: string; isError: boolean; display?: unknown }
   | { kind: "notice"; text: string }
+  /** A line a slash command printed: plain output, not a warning. */
+  | { kind: "info"; text: string }
   | { kind: "error"; text: string }
   | { kind: "todos"; todos: Todo[] }
   | { kind: "shell"; command: string; output: string; code: number | null }
@@ -293,9 +295,9 @@ export class TuiController {
     this.#items.push({ ...item, id: this.#nextId++ } as Item);
   }
 
-  /** Prints a line as a notice (what `ctx.print` of commands does). */
+  /** Prints a line of command output (what `ctx.print` of commands does). */
   print(text: string): void {
-    this.#push({ kind: "notice", text });
+    this.#push({ kind: "info", text });
     this.#notify();
   }
 

@@ -134,8 +134,8 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     tmux("send-keys", "-t", s, "-l", "/new");
     await pause();
     tmux("send-keys", "-t", s, "Enter");
-    pane = await waitPane(s, /! new session (\S+)/);
-    const fresh = /! new session (\S+)/.exec(pane)![1]!;
+    pane = await waitPane(s, /^new session (\S+)/m);
+    const fresh = /^new session (\S+)/m.exec(pane)![1]!;
 
     // quit with ctrl+d on the empty composer: the current session's id is printed for --resume
     await pause(300);

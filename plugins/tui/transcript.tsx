@@ -114,6 +114,8 @@ export const ItemView = memo(function ItemView({ item }: { item: Item }) {
           {`! ${stripControl(item.text)}`}
         </Text>
       );
+    case "info":
+      return <Text>{stripControl(item.text)}</Text>;
     case "error":
       return (
         <Text color="red">
