@@ -102,7 +102,8 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     await pause();
     tmux("send-keys", "-t", s, "Enter");
     pane = await waitPane(s, "Allow write?");
-    expect(pane).toContain("+from the model");
+    // the diff preview is computed after the prompt opens (it reads the file): wait for it
+    pane = await waitPane(s, "+from the model");
     expect(pane).toMatch(/1\. Yes/);
     tmux("send-keys", "-t", s, "y");
     await waitPane(s, "created notes.txt");
