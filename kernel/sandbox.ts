@@ -5,9 +5,10 @@
  * gets one line saying why and how to fix it. `none` is not a plugin: it is the absence of a
  * backend (`sandbox` undefined).
  */
+import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Sandbox } from "./registries.js";
+import type { Sandbox, SandboxedCommand } from "./registries.js";
 
 /** How long a successful probe stays trusted (ms). Failures are never cached. */
 export const PROBE_CACHE_MS = 24 * 60 * 60 * 1000;
@@ -113,4 +114,40 @@ export async function selectSandbox(
 
 function oneLine(s: string | undefined): string {
   return (s ?? "").replace(/\s+/g, " ").trim().replace(/\.$/, "");
+}
+
+/** A probe's outcome, with the reason and fix when it failed. */
+export interface ProbeResult {
+  ok: boolean;
+  reason?: string;
+  fix?: string;
+}
+
+/**
+ * The start-up probe every backend shares (LARIK-REFERENCE §19): runs `true` exactly the way
+ * commands run (through the backend's `wrap`) and turns a failure into a reason and fix with the
+ * backend's `diagnose(stderr, spawnErrorCode?)`. Never throws.
+ */
+export function probeByRunning(
+  wrap: Sandbox["wrap"],
+  projectRoot: string,
+  env: Record<string, string>,
+  diagnose: (stderr: string, spawnError?: string) => { reason: string; fix: string },
+): Promise<ProbeResult> {
+  let cmd: SandboxedCommand;
+  try {
+    cmd = wrap("true", { cwd: projectRoot, projectRoot, env });
+  } catch (err) {
+    return Promise.resolve({ ok: false, reason: `cannot prepare the sandbox: ${(err as Error).message}`, fix: "check that the temp folder is writable" });
+  }
+  return new Promise((done) => {
+    let stderr = "";
+    const child = spawn(cmd.file, cmd.args, { cwd: projectRoot, env: cmd.env, stdio: ["ignore", "ignore", "pipe"] });
+    child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    child.once("error", (err) => done({ ok: false, ...diagnose(stderr, (err as NodeJS.ErrnoException).code ?? err.message) }));
+    child.once("close", (code, signal) => {
+      if (code === 0) done({ ok: true });
+      else done({ ok: false, ...diagnose(stderr || (signal ? `killed by ${signal}` : `exit status ${code}`)) });
+    });
+  });
 }

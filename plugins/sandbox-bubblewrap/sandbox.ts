@@ -14,12 +14,11 @@
  *    `--cap-drop ALL` (when Larik runs as root bwrap would otherwise keep every capability);
  *  - credentials scrubbed from the environment (`env.ts`).
  */
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { homedir, release, tmpdir } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { configDir, configuredKeyVars, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { configDir, configuredKeyVars, probeByRunning, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
 import { acquire, releaseAll, releaseRuns, RUN_MARKER } from "./placeholders.js";
 import { diagnose } from "./probe.js";
@@ -147,22 +146,7 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
 
   const probe = async (): Promise<{ ok: boolean; reason?: string; fix?: string }> => {
     if (process.platform !== "linux") return { ok: false, reason: "bubblewrap runs on Linux only", fix: "use the seatbelt sandbox on macOS" };
-    let cmd: SandboxedCommand;
-    try {
-      cmd = wrap("true", { cwd: opts.projectRoot, projectRoot: opts.projectRoot, env: env as Record<string, string> });
-    } catch (err) {
-      return { ok: false, reason: `cannot prepare the sandbox: ${(err as Error).message}`, fix: "check that the temp folder is writable" };
-    }
-    return new Promise((done) => {
-      let stderr = "";
-      const child = spawn(cmd.file, cmd.args, { cwd: opts.projectRoot, env: cmd.env, stdio: ["ignore", "ignore", "pipe"] });
-      child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
-      child.once("error", (err) => done({ ok: false, ...diagnose(stderr, (err as NodeJS.ErrnoException).code ?? err.message) }));
-      child.once("close", (code, signal) => {
-        if (code === 0) done({ ok: true });
-        else done({ ok: false, ...diagnose(stderr || (signal ? `killed by ${signal}` : `exit status ${code}`)) });
-      });
-    });
+    return probeByRunning(wrap, opts.projectRoot, env as Record<string, string>, diagnose);
   };
 
   // the probe's outcome depends on the bwrap binary, the kernel and who runs it

@@ -10,11 +10,10 @@
  *  - credentials scrubbed from the environment (`env.ts`).
  * Seatbelt denies by path, so missing protected paths need no placeholders (unlike Linux).
  */
-import { spawn } from "node:child_process";
 import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { homedir, release, tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { configDir, configuredKeyVars, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { configDir, configuredKeyVars, probeByRunning, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
 import { buildProfile, NEVER_WRITABLE } from "./profile.js";
 
@@ -212,22 +211,7 @@ export function createSeatbeltSandbox(opts: SeatbeltOptions): SeatbeltSandbox {
 
   const probe = async (): Promise<{ ok: boolean; reason?: string; fix?: string }> => {
     if (platform !== "darwin") return { ok: false, reason: "seatbelt runs on macOS only", fix: "use the bubblewrap sandbox on Linux" };
-    let cmd: SandboxedCommand;
-    try {
-      cmd = wrap("true", { cwd: opts.projectRoot, projectRoot: opts.projectRoot, env: env as Record<string, string> });
-    } catch (err) {
-      return { ok: false, reason: `cannot prepare the sandbox: ${(err as Error).message}`, fix: "check that the temp folder is writable" };
-    }
-    return new Promise((done) => {
-      let stderr = "";
-      const child = spawn(cmd.file, cmd.args, { cwd: opts.projectRoot, env: cmd.env, stdio: ["ignore", "ignore", "pipe"] });
-      child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
-      child.once("error", (err) => done({ ok: false, ...diagnose(stderr, (err as NodeJS.ErrnoException).code ?? err.message) }));
-      child.once("close", (code, signal) => {
-        if (code === 0) done({ ok: true });
-        else done({ ok: false, ...diagnose(stderr || (signal ? `killed by ${signal}` : `exit status ${code}`)) });
-      });
-    });
+    return probeByRunning(wrap, opts.projectRoot, env as Record<string, string>, diagnose);
   };
 
   // the probe's outcome depends on the sandbox-exec binary and the OS release
