@@ -2,7 +2,6 @@
  * The `anthropic` provider against real recordings replayed over loopback HTTP, plus request
  * body, retry and failure-mode tests.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -20,17 +19,9 @@ import anthropicPlugin, { anthropicFactory } from "../plugins/anthropic/index.js
 import { AnthropicProvider } from "../plugins/anthropic/provider.js";
 import { thinkingStyle } from "../plugins/anthropic/catalog.js";
 import { collect, matchesDescriptor, ndjsonToSse, ReplayServer, sseBody, type Chunking, type Reply } from "./fakes/replay-server.js";
+import { fixture, manifestFor, type ManifestEntry } from "./fakes/recordings.js";
 
-const FIX = join(import.meta.dirname, "fixtures/providers");
-const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
-interface ManifestEntry {
-  file: string;
-  api: string;
-  http_status: number;
-  response_headers: Record<string, string>;
-  expected: Record<string, any>;
-}
-const manifest = (JSON.parse(fixture("manifest.json")) as ManifestEntry[]).filter((m) => m.api === "anthropic");
+const manifest = manifestFor("anthropic");
 
 const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
 const ERROR_KIND: Record<string, string> = {

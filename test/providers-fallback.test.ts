@@ -2,7 +2,7 @@
  * Fallbacks with cooldowns (kernel/fallback.ts): real adapters against loopback replay servers
  * for the switching rules, a fake clock for cooldowns, and the config path through openModel.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -25,9 +25,8 @@ import { openaiFactory } from "../plugins/openai/index.js";
 import { geminiFactory } from "../plugins/gemini/index.js";
 import { ollamaFactory } from "../plugins/ollama/index.js";
 import { collect, ReplayServer } from "./fakes/replay-server.js";
+import { fixture } from "./fakes/recordings.js";
 
-const FIX = join(import.meta.dirname, "fixtures/providers");
-const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
 const json = (status: number, body: unknown) => ({ status, headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 let a: ReplayServer;

@@ -2,7 +2,7 @@
  * The `gemini` provider against real recordings replayed over loopback HTTP, plus request body,
  * schema conversion, multi-turn prefix, retry and failure-mode tests.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -26,17 +26,9 @@ import { GeminiProvider, streamUrl } from "../plugins/gemini/provider.js";
 import { thinkingFields, thinkingStyle } from "../plugins/gemini/catalog.js";
 import { toGeminiSchema } from "../plugins/gemini/schema.js";
 import { collect, ReplayServer, sseBody, type Chunking, type Reply } from "./fakes/replay-server.js";
+import { fixture, manifestFor, type ManifestEntry } from "./fakes/recordings.js";
 
-const FIX = join(import.meta.dirname, "fixtures/providers");
-const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
-interface ManifestEntry {
-  file: string;
-  api: string;
-  http_status: number;
-  response_headers: Record<string, string>;
-  expected: Record<string, any>;
-}
-const manifest = (JSON.parse(fixture("manifest.json")) as ManifestEntry[]).filter((m) => m.api === "gemini");
+const manifest = manifestFor("gemini");
 
 const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
 const ERROR_KIND: Record<string, string> = {

@@ -2,7 +2,6 @@
  * kernel/http.ts: retry policy, error classification, SSE/NDJSON decoding and the stall guard,
  * over real HTTP on loopback (test/fakes/replay-server.ts).
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -21,10 +20,9 @@ import {
   type SseEvent,
 } from "../kernel/index.js";
 import { ReplayServer } from "./fakes/replay-server.js";
+import { fixture, manifestFor } from "./fakes/recordings.js";
 
-const FIX = join(import.meta.dirname, "fixtures/providers");
-const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
-const manifest = JSON.parse(fixture("manifest.json")) as { file: string; http_status: number; response_headers: Record<string, string> }[];
+const manifest = manifestFor();
 const headersOf = (file: string) => new Headers(manifest.find((m) => m.file === file)!.response_headers);
 
 let server: ReplayServer;

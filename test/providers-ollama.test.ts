@@ -2,7 +2,7 @@
  * The `ollama` provider (native /api/chat) against real recordings replayed over loopback HTTP,
  * plus model probing, request body, multi-turn prefix, retry and failure-mode tests.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -23,17 +23,9 @@ import {
 import ollamaPlugin, { ollamaFactory } from "../plugins/ollama/index.js";
 import { ollamaBaseUrl, OllamaProvider } from "../plugins/ollama/provider.js";
 import { collect, ReplayServer, type Chunking, type Reply } from "./fakes/replay-server.js";
+import { fixture, manifestFor } from "./fakes/recordings.js";
 
-const FIX = join(import.meta.dirname, "fixtures/providers");
-const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
-interface ManifestEntry {
-  file: string;
-  api: string;
-  http_status: number;
-  response_headers: Record<string, string>;
-  expected: Record<string, any>;
-}
-const manifest = (JSON.parse(fixture("manifest.json")) as ManifestEntry[]).filter((m) => m.api === "ollama");
+const manifest = manifestFor("ollama");
 
 const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens" };
 const ERROR_KIND: Record<string, string> = {

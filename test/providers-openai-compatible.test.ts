@@ -2,7 +2,6 @@
  * The `openai-compatible` provider and its presets against real Chat Completions recordings
  * replayed over loopback HTTP, plus request body, retry and failure-mode tests.
  */
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -20,17 +19,9 @@ import chatPlugin, { chatFactories } from "../plugins/openai-compatible/index.js
 import { ChatCompletionsProvider } from "../plugins/openai-compatible/provider.js";
 import { CHAT_PRESETS } from "../plugins/openai-compatible/presets.js";
 import { collect, ReplayServer, sseBody, type Chunking } from "./fakes/replay-server.js";
+import { fixture, manifestFor } from "./fakes/recordings.js";
 
-const FIX = join(import.meta.dirname, "fixtures/providers");
-const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
-interface ManifestEntry {
-  file: string;
-  api: string;
-  http_status: number;
-  response_headers: Record<string, string>;
-  expected: Record<string, any>;
-}
-const manifest = (JSON.parse(fixture("manifest.json")) as ManifestEntry[]).filter((m) => m.api === "openai-chat");
+const manifest = manifestFor("openai-chat");
 
 const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
 const ERROR_KIND: Record<string, string> = {

@@ -2,7 +2,7 @@
  * The `openai` provider (Responses API) against real recordings replayed over loopback HTTP,
  * plus request body, multi-turn prefix, retry and failure-mode tests.
  */
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -27,17 +27,9 @@ import { ResponsesProvider } from "../plugins/openai/provider.js";
 import { isReasoningModel, reasoningEffort } from "../plugins/openai/catalog.js";
 import { promptCacheKey } from "../plugins/openai/request.js";
 import { collect, ndjsonToSse, ReplayServer, sseBody, type Chunking, type Reply } from "./fakes/replay-server.js";
+import { fixture, manifestFor, type ManifestEntry } from "./fakes/recordings.js";
 
-const FIX = join(import.meta.dirname, "fixtures/providers");
-const fixture = (p: string) => readFileSync(join(FIX, p), "utf8");
-interface ManifestEntry {
-  file: string;
-  api: string;
-  http_status: number;
-  response_headers: Record<string, string>;
-  expected: Record<string, any>;
-}
-const manifest = (JSON.parse(fixture("manifest.json")) as ManifestEntry[]).filter((m) => m.api === "openai-responses");
+const manifest = manifestFor("openai-responses");
 
 const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
 
