@@ -214,7 +214,9 @@ export class Agent {
     }
     let spec = opts.model;
     // a resumed session continues with the model it last used (a /model switch survives)
-    if (!spec && prior) spec = replay(prior.entries()).lastModel ?? `${prior.meta.provider}/${prior.meta.model}`;
+    // replayed once: a 10,000-message session costs milliseconds to rebuild
+    const replayed = prior ? replay(prior.entries()) : undefined;
+    if (!spec && prior) spec = replayed!.lastModel ?? `${prior.meta.provider}/${prior.meta.model}`;
     let provider: Provider;
     let providerName: string;
     let model: string;
@@ -257,7 +259,7 @@ export class Agent {
     // a provider handed in ready-made (embedding, tests) is probed by whoever built it
     if (!opts.provider) await agent.#probeModel();
     if (prior) {
-      const r = replay(prior.entries());
+      const r = replayed!;
       agent.messages = r.messages;
       for (const [k, v] of r.usageByModel) agent.usageByModel.set(k, v);
       agent.compactions = r.compactions;
