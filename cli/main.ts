@@ -3,6 +3,7 @@
  * front ends contribute, then hand off to the front end that claims the run (a subcommand such
  * as `serve`, a flag such as `-p`, or the interactive TUI).
  */
+import { isatty } from "node:tty";
 import { parseArgs } from "node:util";
 import {
   COMMON_OPTIONS,
@@ -32,7 +33,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
   if (argv[0] === "config") return configCommand(argv.slice(1), env, cwd);
   // An interactive run will need ink (~0.5 s to import): start loading it while config and
   // plugins load. Headless and server runs never import it.
-  const interactive = process.stdin.isTTY && process.stdout.isTTY && !argv.some((a) => a === "-p" || a === "--print" || /^-[a-zA-Z]*p/.test(a));
+  // isatty, not process.stdin.isTTY: touching process.stdin builds a stream (~3 ms) -p never reads
+  const interactive = isatty(0) && isatty(1) && !argv.some((a) => a === "-p" || a === "--print" || /^-[a-zA-Z]*p/.test(a));
   if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
   const cfg = await loadConfig(cwd, env);
   const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;

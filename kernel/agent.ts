@@ -24,7 +24,7 @@ import {
   type ToolUseBlock,
   type Usage,
 } from "./types.js";
-import { dropNulls, invalidArguments, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
+import { dropNulls, invalidArguments, prepareToolSpecs, toolSpec, validateToolInput, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
@@ -326,6 +326,7 @@ export class Agent {
     if (this.#system === undefined || this.#tools === undefined) {
       const tools = await this.host.hooks.loadTools.promise([...this.host.tools.list()], { agent: this });
       this.#tools = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      await prepareToolSpecs(this.#tools);
       Object.freeze(this.#tools);
       this.#system = await buildSystemPrompt(this.host);
     }
@@ -662,7 +663,7 @@ export class Agent {
     if (use.raw_input !== undefined) {
       return fail(`INVALID_JSON: the arguments of ${use.name} were not complete JSON (${truncate(use.raw_input, 200)}). Resend the call with the complete JSON arguments.`);
     }
-    let parsed = tool.input.safeParse(dropNulls(use.input));
+    let parsed = validateToolInput(tool.input, dropNulls(use.input));
     if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
     let input = parsed.data;
     const info: ToolCallInfo = { agent: this, tool, tool_use_id: use.id, input, halt: onHalt, notice: (text) => emit({ type: "notice", text }) };
@@ -670,7 +671,7 @@ export class Agent {
     try {
       const d = await this.host.hooks.preToolUse.promise(info);
       if (d?.updatedInput !== undefined) {
-        parsed = tool.input.safeParse(dropNulls(d.updatedInput));
+        parsed = validateToolInput(tool.input, dropNulls(d.updatedInput));
         if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
         input = parsed.data;
         info.input = input;

@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import { constants, realpathSync, type Stats } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { gitAfter, gitBefore, type FileState } from "./checkpoint-git.js";
 import { protectedPathReason } from "./permission.js";
 
@@ -62,29 +62,29 @@ const ManifestEntrySchema = z.discriminatedUnion("kind", [
     /** Project-relative, `/`-separated. */
     path: z.string(),
     /** Permission bits (`st_mode & 0o7777`). */
-    mode: z.number().int(),
+    mode: z.int(),
     /** Blob file name inside the turn folder. */
-    blob: z.string().regex(/^\d+\.bin$/),
+    blob: z.string().check(z.regex(/^\d+\.bin$/)),
     /** Bytes. */
-    size: z.number().int(),
+    size: z.int(),
   }),
   z.object({
     kind: z.literal("absent"),
     path: z.string(),
     /** The first folder on the way that did not exist either (removed again by undo if empty). */
-    missing_dir: z.string().optional(),
+    missing_dir: z.optional(z.string()),
   }),
 ]);
 export type CheckpointEntry = z.infer<typeof ManifestEntrySchema>;
 
 const ManifestSchema = z.object({
   version: z.literal(1),
-  turn: z.number().int(),
+  turn: z.int(),
   project_root: z.string(),
   /** Entries in capture order; undo restores them last first. */
   entries: z.array(ManifestEntrySchema),
   /** ISO time the unit was undone; undone units are kept (numbering continues) without blobs. */
-  undone: z.string().optional(),
+  undone: z.optional(z.string()),
 });
 export type CheckpointManifest = z.infer<typeof ManifestSchema>;
 

@@ -9,13 +9,14 @@
  * Shared files sit in the git root and, when different, in `cwd` (cwd after root).
  */
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import type { Plugin } from "./plugin.js";
 import { ConfigError } from "./models.js";
 import { canonicalDir, configDir, gitRoot, privateProjectFile } from "./paths.js";
-import { checkSettings, DELEGATION_LEVELS, SettingsSchema, type SettingsIssue } from "./settings-schema.js";
+import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } from "./settings-schema.js";
 import {
   evaluateConfig,
   findPersonalConfig,
@@ -25,7 +26,7 @@ import {
   resolvePluginSpecs,
 } from "./config-files.js";
 
-export { SettingsSchema } from "./settings-schema.js";
+export { settingsSchema } from "./settings-schema.js";
 export { findPersonalConfig, findProjectConfig, hashConfigContent, personalConfigFile } from "./config-files.js";
 
 /** `hooks` in Claude Code format (§14): event name → matcher groups (checked by the schema). */
@@ -146,7 +147,9 @@ const SHARED_NEUTRAL = new Set([
   "notifications",
   "tool_search",
 ]);
-const KNOWN_KEYS = new Set(Object.keys(SettingsSchema.shape));
+let knownKeys: Set<string> | undefined;
+/** Keys the settings schema knows, built on first use with the schema. */
+const isKnownKey = (key: string) => (knownKeys ??= new Set(Object.keys(settingsSchema().shape))).has(key);
 /** Maps whose entries are whole units (a server, a provider): a bad field drops its entry. */
 const UNIT_MAPS = new Set(["mcp_servers", "providers", "models", "lsp", "role_options", "fallbacks", "model_sampling"]);
 /** A lock older than this (ms) is taken to belong to a crashed process. */
@@ -246,7 +249,9 @@ export function parseSettingsJson(text: string, label: string): ReadResult {
 async function readSettingsFile(file: string, label: string): Promise<ReadResult> {
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    // Sync: settings files are small and read at every start, where each fs/promises read costs
+    // three thread-pool round trips (open, read, close) that the event loop waits for in turn.
+    text = readFileSync(file, "utf8");
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return { kind: "missing" };
@@ -494,7 +499,7 @@ function applyShared(acc: Settings, data: Record<string, unknown>, label: string
         break;
       default:
         if (SHARED_NEUTRAL.has(key)) acc[key] = deepMerge(acc[key], value);
-        else if (KNOWN_KEYS.has(key)) ignored.push(`"${key}"`);
+        else if (isKnownKey(key)) ignored.push(`"${key}"`);
         else acc.shared_extra = { ...(acc.shared_extra ?? {}), [key]: structuredClone(value) };
     }
   }

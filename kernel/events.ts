@@ -4,75 +4,60 @@
  * server sends the same objects over SSE. A front end drains events until `done` and answers
  * every `permission_request` exactly once (DESIGN.md, "The event contract").
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+
+// Each schema is wrapped in z.lazy: it is built at its first parse, not at import, which keeps
+// these ~100 zod objects off the start-up path (bench/startup.mjs).
 import { MessageSchema, UsageSchema } from "./types.js";
 
 const base = {
   /** Label of a subagent whose events are forwarded; absent for the main agent. */
-  agent: z.string().optional(),
-  model: z.string().optional(),
+  agent: z.optional(z.string()),
+  model: z.optional(z.string()),
 };
 
 /** Per-request and running totals, shaped as §22's `usage` object. Costs in USD. */
-export const UsageInfoSchema = z.object({
-  model: z.string(),
-  /** Tokens of this request. */
-  turn: UsageSchema,
-  /** Tokens of the whole session so far. */
-  total: UsageSchema,
-  /** Session cost so far in USD (null when the model is unpriced). */
-  cost_usd: z.number().nullable(),
-  /** Cost of this request in USD. */
-  request_cost_usd: z.number().nullable().optional(),
-  /** Prompt size of this request in tokens (input + cache read + cache write). */
-  context_tokens: z.number(),
-  context_window: z.number(),
-  request_ms: z.number().optional(),
-  ttft_ms: z.number().optional(),
-  /** Per-model split for `/cost`: tokens and USD by `provider/model`. */
-  by_model: z
-    .record(z.string(), z.object({ usage: UsageSchema, cost_usd: z.number().nullable(), requests: z.number() }))
-    .optional(),
-  compactions: z.number().optional(),
-  compaction_saved_tokens: z.number().optional(),
-});
+export const UsageInfoSchema = z.lazy(() =>
+  z.object({
+    model: z.string(),
+    /** Tokens of this request. */
+    turn: UsageSchema,
+    /** Tokens of the whole session so far. */
+    total: UsageSchema,
+    /** Session cost so far in USD (null when the model is unpriced). */
+    cost_usd: z.nullable(z.number()),
+    /** Cost of this request in USD. */
+    request_cost_usd: z.optional(z.nullable(z.number())),
+    /** Prompt size of this request in tokens (input + cache read + cache write). */
+    context_tokens: z.number(),
+    context_window: z.number(),
+    request_ms: z.optional(z.number()),
+    ttft_ms: z.optional(z.number()),
+    /** Per-model split for `/cost`: tokens and USD by `provider/model`. */
+    by_model: z.optional(z.record(z.string(), z.object({ usage: UsageSchema, cost_usd: z.nullable(z.number()), requests: z.number() }))),
+    compactions: z.optional(z.number()),
+    compaction_saved_tokens: z.optional(z.number()),
+  }),
+);
 export type UsageInfo = z.infer<typeof UsageInfoSchema>;
 
-export const StopReasonSchema = z.enum([
-  "end_turn",
-  "max_tokens",
-  "refusal",
-  "max_turns",
-  "interrupted",
-  "error",
-  "blocked",
-  "hook_stopped",
-  "loop",
-]);
+export const StopReasonSchema = z.lazy(() =>
+  z.enum([
+    "end_turn",
+    "max_tokens",
+    "refusal",
+    "max_turns",
+    "interrupted",
+    "error",
+    "blocked",
+    "hook_stopped",
+    "loop",
+  ]),
+);
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
-export const AgentEventSchema = z.discriminatedUnion("type", [
-  z.object({ type: z.literal("text_delta"), text: z.string(), ...base }),
-  z.object({ type: z.literal("thinking_delta"), text: z.string(), ...base }),
-  z.object({ type: z.literal("tool_call_streaming"), tool_id: z.string(), tool_name: z.string(), ...base }),
-  z.object({ type: z.literal("assistant_message"), message: MessageSchema, ...base }),
-  z.object({
-    type: z.literal("tool_start"),
-    tool_id: z.string(),
-    tool_name: z.string(),
-    input: z.unknown(),
-    ...base,
-  }),
-  z.object({
-    type: z.literal("tool_end"),
-    tool_id: z.string(),
-    tool_name: z.string(),
-    input: z.unknown(),
-    output: z.string(),
-    display: z.unknown().optional(),
-    is_error: z.boolean(),
-    ...base,
-  }),
+/** A tool call waiting for the user's answer (§4). */
+export const PermissionRequestEventSchema = z.lazy(() =>
   z.object({
     type: z.literal("permission_request"),
     /** Answer with `agent.respond(request_id, answer)`, exactly once. */
@@ -81,42 +66,69 @@ export const AgentEventSchema = z.discriminatedUnion("type", [
     tool_name: z.string(),
     input: z.unknown(),
     /** The narrowest rule that "always allow" would save, e.g. `bash(npm test*)`. */
-    suggested_rule: z.string().optional(),
+    suggested_rule: z.optional(z.string()),
     cwd: z.string(),
-    reason: z.string().optional(),
-    auto_reason: z.string().optional(),
+    reason: z.optional(z.string()),
+    auto_reason: z.optional(z.string()),
     ...base,
   }),
-  z.object({ type: z.literal("usage"), usage: UsageInfoSchema, ...base }),
-  z.object({
-    type: z.literal("compacted"),
-    summary: z.string(),
-    compaction: z.object({
-      trigger: z.enum(["auto", "manual", "overflow"]),
-      before_tokens: z.number(),
-      after_tokens: z.number(),
-      saved_tokens: z.number(),
-      estimated: z.boolean().optional(),
+);
+
+export const AgentEventSchema = z.lazy(() =>
+  z.discriminatedUnion("type", [
+    z.object({ type: z.literal("text_delta"), text: z.string(), ...base }),
+    z.object({ type: z.literal("thinking_delta"), text: z.string(), ...base }),
+    z.object({ type: z.literal("tool_call_streaming"), tool_id: z.string(), tool_name: z.string(), ...base }),
+    z.object({ type: z.literal("assistant_message"), message: MessageSchema, ...base }),
+    z.object({
+      type: z.literal("tool_start"),
+      tool_id: z.string(),
+      tool_name: z.string(),
+      input: z.unknown(),
+      ...base,
     }),
-    ...base,
-  }),
-  z.object({ type: z.literal("notice"), text: z.string(), ...base }),
-  z.object({ type: z.literal("error"), text: z.string(), ...base }),
-  z.object({
-    type: z.literal("done"),
-    stop_reason: StopReasonSchema,
-    /** The session the turn was written to (for `larik --resume <id>`). */
-    session_id: z.string().optional(),
-    ...base,
-  }),
-  z.object({
-    type: z.literal("task_done"),
-    tool_id: z.string(),
-    output: z.string(),
-    stop_reason: z.string(),
-    ...base,
-  }),
-]);
+    z.object({
+      type: z.literal("tool_end"),
+      tool_id: z.string(),
+      tool_name: z.string(),
+      input: z.unknown(),
+      output: z.string(),
+      display: z.optional(z.unknown()),
+      is_error: z.boolean(),
+      ...base,
+    }),
+    PermissionRequestEventSchema,
+    z.object({ type: z.literal("usage"), usage: UsageInfoSchema, ...base }),
+    z.object({
+      type: z.literal("compacted"),
+      summary: z.string(),
+      compaction: z.object({
+        trigger: z.enum(["auto", "manual", "overflow"]),
+        before_tokens: z.number(),
+        after_tokens: z.number(),
+        saved_tokens: z.number(),
+        estimated: z.optional(z.boolean()),
+      }),
+      ...base,
+    }),
+    z.object({ type: z.literal("notice"), text: z.string(), ...base }),
+    z.object({ type: z.literal("error"), text: z.string(), ...base }),
+    z.object({
+      type: z.literal("done"),
+      stop_reason: StopReasonSchema,
+      /** The session the turn was written to (for `larik --resume <id>`). */
+      session_id: z.optional(z.string()),
+      ...base,
+    }),
+    z.object({
+      type: z.literal("task_done"),
+      tool_id: z.string(),
+      output: z.string(),
+      stop_reason: z.string(),
+      ...base,
+    }),
+  ]),
+);
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
 export type AgentEventType = AgentEvent["type"];
 /** The event of a given `type`. */

@@ -4,36 +4,45 @@
  * (fork, rewind) are new sessions that copy a prefix ending at a turn boundary (invariant 4).
  * The JSONL file store is a plugin (`sessions-jsonl`); an embedder may register another.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+
+// Each schema is wrapped in z.lazy: it is built at its first parse, not at import, which keeps
+// these ~100 zod objects off the start-up path (bench/startup.mjs).
 import { MessageSchema, UsageSchema, type Message, type Usage } from "./types.js";
 
-export const SessionMetaSchema = z.object({
-  cwd: z.string(),
-  provider: z.string(),
-  model: z.string(),
-  fork_of: z.string().optional(),
-  fork_at: z.number().optional(),
-  title: z.string().optional(),
-});
+export const SessionMetaSchema = z.lazy(() =>
+  z.object({
+    cwd: z.string(),
+    provider: z.string(),
+    model: z.string(),
+    fork_of: z.optional(z.string()),
+    fork_at: z.optional(z.number()),
+    title: z.optional(z.string()),
+  }),
+);
 export type SessionMeta = z.infer<typeof SessionMetaSchema>;
 
-export const EntryTypeSchema = z.enum(["meta", "message", "compaction", "usage", "decision", "recovery", "task"]);
+export const EntryTypeSchema = z.lazy(() =>
+  z.enum(["meta", "message", "compaction", "usage", "decision", "recovery", "task"]),
+);
 export type EntryType = z.infer<typeof EntryTypeSchema>;
 
 /** One line of a session file. `id` is `<session>-<seq>`, `parent_id` the previous entry's id. */
-export const SessionEntrySchema = z.looseObject({
-  id: z.string(),
-  parent_id: z.string().nullable(),
-  type: EntryTypeSchema,
-  ts: z.string(),
-  message: MessageSchema.optional(),
-  usage: UsageSchema.optional(),
-  summary: z.string().optional(),
-  model: z.string().optional(),
-  meta: SessionMetaSchema.optional(),
-  /** Compaction metrics, decision audit data, recovery details. */
-  data: z.record(z.string(), z.unknown()).optional(),
-});
+export const SessionEntrySchema = z.lazy(() =>
+  z.looseObject({
+    id: z.string(),
+    parent_id: z.nullable(z.string()),
+    type: EntryTypeSchema,
+    ts: z.string(),
+    message: z.optional(MessageSchema),
+    usage: z.optional(UsageSchema),
+    summary: z.optional(z.string()),
+    model: z.optional(z.string()),
+    meta: z.optional(SessionMetaSchema),
+    /** Compaction metrics, decision audit data, recovery details. */
+    data: z.optional(z.record(z.string(), z.unknown())),
+  }),
+);
 export type SessionEntry = z.infer<typeof SessionEntrySchema>;
 
 /** What a caller appends; the store fills `id`, `parent_id` and `ts`. */

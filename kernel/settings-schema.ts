@@ -3,7 +3,8 @@
  * typed and every unknown key is kept for plugins. Each message is phrased "expected …" so a
  * file error reads `<file>: "<key>": expected …, got <value>`.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import { useEnglishErrors } from "./zod-english.js";
 import { EFFORTS } from "./types.js";
 import { PERMISSION_MODES } from "./permission.js";
 
@@ -12,173 +13,187 @@ const bool = () => z.boolean({ error: "expected true or false" });
 const num = () => z.number({ error: "expected a number" });
 const positiveInt = () => {
   const error = "expected a positive integer";
-  return z.number({ error }).int({ error }).positive({ error });
+  return z.int({ error }).check(z.positive({ error }));
 };
-const nonNegative = (what = "a number ≥ 0") => z.number({ error: `expected ${what}` }).nonnegative({ error: `expected ${what}` });
+const nonNegative = (what = "a number ≥ 0") => z.number({ error: `expected ${what}` }).check(z.nonnegative({ error: `expected ${what}` }));
 const strList = (what = "a list of strings") => z.array(str(), { error: `expected ${what}` });
 const strMap = () => z.record(z.string(), str(), { error: "expected an object of strings" });
 const oneOf = <T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: `expected one of ${values.join(", ")}` });
 /** A loose object: known keys typed, unknown keys kept. */
 const obj = <S extends z.core.$ZodLooseShape>(shape: S) => z.looseObject(shape, { error: "expected an object" });
-const mapOf = <T extends z.ZodType>(value: T) => z.record(z.string(), value, { error: "expected an object" });
-
-/** `providers.<name>` (§10 custom providers). `stall_timeout` in seconds; negative waits forever. */
-export const ProviderSettingsSchema = obj({
-  type: str().optional(),
-  base_url: str("a URL string").optional(),
-  api_key: str().optional(),
-  api_key_env: str("an environment variable name").optional(),
-  /** Tokens (Ollama `num_ctx`). */
-  context_length: positiveInt().optional(),
-  stall_timeout: num().optional(),
-  headers: strMap().optional(),
-});
-
-/** `models.<provider/model or id>`: catalog overrides. Windows in tokens; prices in USD per million tokens. */
-export const ModelSettingsSchema = obj({
-  provider: str().optional(),
-  context_window: positiveInt().optional(),
-  max_output: positiveInt().optional(),
-  input_price: nonNegative().optional(),
-  output_price: nonNegative().optional(),
-  cache_read_price: nonNegative().optional(),
-  cache_write_price: nonNegative().optional(),
-});
-
-/** One hook handler (§14, Claude Code format). `timeout` in seconds. */
-export const HookHandlerSchema = obj({
-  type: oneOf(["command", "prompt"] as const),
-  command: str().optional(),
-  prompt: str().optional(),
-  model: str().optional(),
-  timeout: positiveInt().optional(),
-});
-/** `hooks: {<Event>: [{matcher?, hooks: [...]}]}` (§14). */
-export const HooksSchema = mapOf(
-  z.array(obj({ matcher: str().optional(), hooks: z.array(HookHandlerSchema, { error: "expected a list of hooks" }) }), {
-    error: "expected a list of {matcher, hooks}",
-  }),
-);
-
-/** One MCP server (§15): stdio (`command`, `args`, `env`) or `type: "http" | "sse"` with `url`, `headers`. */
-export const McpServerSchema = obj({
-  type: oneOf(["stdio", "http", "sse"] as const).optional(),
-  command: str().optional(),
-  args: strList().optional(),
-  env: strMap().optional(),
-  url: str("a URL string").optional(),
-  headers: strMap().optional(),
-});
-export const McpServersSchema = mapOf(McpServerSchema);
-
-export const SandboxSettingsSchema = obj({
-  enabled: bool().optional(),
-  network: bool().optional(),
-  writable: strList("a list of paths").optional(),
-  allowed_domains: strList("a list of domains").optional(),
-  env_passthrough: strList("a list of variable names").optional(),
-});
-
-export const PermissionsSchema = obj({
-  allow: strList("a list of rules like \"bash(git *)\"").optional(),
-  deny: strList("a list of rules like \"bash(rm *)\"").optional(),
-});
+const mapOf = <T extends z.ZodMiniType>(value: T) => z.record(z.string(), value, { error: "expected an object" });
 
 /** Delegation levels, least to most delegation (§11); shared files may only move down this list. */
 export const DELEGATION_LEVELS = ["manual", "balanced", "aggressive"] as const;
 
 /**
- * Every key Larik itself reads (§26). Unknown keys pass through untouched.
- * Reserved output keys (`shared_hooks`, `shared_mcp_servers`, `shared_extra`) are not accepted
- * from files; see `docs/config.md`.
+ * Builds the settings schema. Built on first use, not at import: it is about 150 zod schemas,
+ * and a start-up without settings files never needs it (bench/startup.mjs).
  */
-export const SettingsSchema = obj({
-  model: str("a model spec like \"provider/model\"").optional(),
-  effort: oneOf(EFFORTS as unknown as readonly ["low", "medium", "high", "xhigh", "max"]).optional(),
-  mode: oneOf(PERMISSION_MODES as unknown as readonly ["default", "accept-edits", "plan", "auto", "yolo"]).optional(),
-  max_turns: positiveInt().optional(),
-  theme: str().optional(),
-  appearance: str().optional(),
-  verbose: bool().optional(),
-  spinner_tips: bool().optional(),
-  prompt_suggestions: bool().optional(),
-  auto_compact: bool().optional(),
-  token_saver: bool().optional(),
-  notifications: z.union([bool(), str()], { error: "expected true, false or a string" }).optional(),
-  language: str().optional(),
-  mouse: bool().optional(),
-  editor_mode: str().optional(),
-  keybindings: mapOf(z.unknown()).optional(),
-  status_line: z.unknown().optional(),
-  statusLine: z.unknown().optional(),
-  sidebar: z.unknown().optional(),
-  debug: bool().optional(),
-  debug_retention_days: nonNegative("a number of days ≥ 0").optional(),
-  // negative keeps snapshots forever (LARIK-REFERENCE §8)
-  checkpoint_retention_days: num().optional(),
-  telemetry: obj({ otlp_endpoint: str("a URL string").optional() }).optional(),
-  permissions: PermissionsSchema.optional(),
-  providers: mapOf(ProviderSettingsSchema).optional(),
-  models: mapOf(ModelSettingsSchema).optional(),
-  /** Seconds; negative waits forever. */
-  stall_timeout: num().optional(),
-  roles: mapOf(str("a model spec like \"provider/model\"")).optional(),
-  fallbacks: mapOf(strList("a list of model specs")).optional(),
-  role_options: mapOf(
-    obj({
-      isolation: str().optional(),
-      max_turns: positiveInt().optional(),
-      context: str().optional(),
-    }),
-  ).optional(),
-  delegation: oneOf(DELEGATION_LEVELS).optional(),
-  budget: obj({
-    /** USD per session. */
-    session_usd: nonNegative("an amount in USD ≥ 0").optional(),
-    /** Fraction of the budget at which one warning is shown. */
-    warn_at: nonNegative("a fraction between 0 and 1").max(1, { error: "expected a fraction between 0 and 1" }).optional(),
-    session_tokens: positiveInt().optional(),
-  }).optional(),
-  /** All tokens of a session, cache reads included. */
-  session_tokens: positiveInt().optional(),
-  execution: oneOf(["tools", "hybrid", "code"] as const).optional(),
-  model_execution: mapOf(oneOf(["tools", "hybrid", "code"] as const)).optional(),
-  sampling: mapOf(z.unknown()).optional(),
-  model_sampling: mapOf(mapOf(z.unknown())).optional(),
-  mcp_servers: McpServersSchema.optional(),
-  mcpServers: McpServersSchema.optional(),
-  approved_mcp_servers: mapOf(str("a config hash")).optional(),
-  hooks: HooksSchema.optional(),
-  approved_project_hooks: str("a hook-set hash").optional(),
-  approved_configs: mapOf(str("a sha256 hex digest")).optional(),
-  tool_search: oneOf(["auto", "on", "off"] as const).optional(),
-  web: obj({
-    fetch_disabled: bool().optional(),
-    search: obj({
-      provider: str().optional(),
-      api_key_env: str("an environment variable name").optional(),
-      url: str("a URL string").optional(),
-      disabled: bool().optional(),
-    }).optional(),
-  }).optional(),
-  memory: obj({ enabled: bool().optional() }).optional(),
-  auto_mode: obj({ model: str("a model spec or role").optional() }).optional(),
-  browser: obj({ enabled: bool().optional(), headless: bool().optional(), chrome_path: str("a path").optional() }).optional(),
-  sandbox: SandboxSettingsSchema.optional(),
-  lsp: mapOf(
-    obj({
-      disabled: bool().optional(),
-      command: strList("an argv list like [\"gopls\"]").optional(),
-      extensions: strList().optional(),
-      root_markers: strList().optional(),
-    }),
-  ).optional(),
-  skills: obj({ hide: strList("a list of skill names").optional() }).optional(),
-  audio: obj({}).optional(),
-});
+function buildSettingsSchema() {
+  /** `providers.<name>` (§10 custom providers). `stall_timeout` in seconds; negative waits forever. */
+  const ProviderSettingsSchema = obj({
+    type: z.optional(str()),
+    base_url: z.optional(str("a URL string")),
+    api_key: z.optional(str()),
+    api_key_env: z.optional(str("an environment variable name")),
+    /** Tokens (Ollama `num_ctx`). */
+    context_length: z.optional(positiveInt()),
+    stall_timeout: z.optional(num()),
+    headers: z.optional(strMap()),
+  });
 
-export type SettingsInput = z.input<typeof SettingsSchema>;
+  /** `models.<provider/model or id>`: catalog overrides. Windows in tokens; prices in USD per million tokens. */
+  const ModelSettingsSchema = obj({
+    provider: z.optional(str()),
+    context_window: z.optional(positiveInt()),
+    max_output: z.optional(positiveInt()),
+    input_price: z.optional(nonNegative()),
+    output_price: z.optional(nonNegative()),
+    cache_read_price: z.optional(nonNegative()),
+    cache_write_price: z.optional(nonNegative()),
+  });
+
+  /** One hook handler (§14, Claude Code format). `timeout` in seconds. */
+  const HookHandlerSchema = obj({
+    type: oneOf(["command", "prompt"] as const),
+    command: z.optional(str()),
+    prompt: z.optional(str()),
+    model: z.optional(str()),
+    timeout: z.optional(positiveInt()),
+  });
+  /** `hooks: {<Event>: [{matcher?, hooks: [...]}]}` (§14). */
+  const HooksSchema = mapOf(
+    z.array(obj({ matcher: z.optional(str()), hooks: z.array(HookHandlerSchema, { error: "expected a list of hooks" }) }), {
+      error: "expected a list of {matcher, hooks}",
+    }),
+  );
+
+  /** One MCP server (§15): stdio (`command`, `args`, `env`) or `type: "http" | "sse"` with `url`, `headers`. */
+  const McpServerSchema = obj({
+    type: z.optional(oneOf(["stdio", "http", "sse"] as const)),
+    command: z.optional(str()),
+    args: z.optional(strList()),
+    env: z.optional(strMap()),
+    url: z.optional(str("a URL string")),
+    headers: z.optional(strMap()),
+  });
+  const McpServersSchema = mapOf(McpServerSchema);
+
+  const SandboxSettingsSchema = obj({
+    enabled: z.optional(bool()),
+    network: z.optional(bool()),
+    writable: z.optional(strList("a list of paths")),
+    allowed_domains: z.optional(strList("a list of domains")),
+    env_passthrough: z.optional(strList("a list of variable names")),
+  });
+
+  const PermissionsSchema = obj({
+    allow: z.optional(strList("a list of rules like \"bash(git *)\"")),
+    deny: z.optional(strList("a list of rules like \"bash(rm *)\"")),
+  });
+
+
+  /**
+   * Every key Larik itself reads (§26). Unknown keys pass through untouched.
+   * Reserved output keys (`shared_hooks`, `shared_mcp_servers`, `shared_extra`) are not accepted
+   * from files; see `docs/config.md`.
+   */
+  return obj({
+    model: z.optional(str("a model spec like \"provider/model\"")),
+    effort: z.optional(oneOf(EFFORTS as unknown as readonly ["low", "medium", "high", "xhigh", "max"])),
+    mode: z.optional(oneOf(PERMISSION_MODES as unknown as readonly ["default", "accept-edits", "plan", "auto", "yolo"])),
+    max_turns: z.optional(positiveInt()),
+    theme: z.optional(str()),
+    appearance: z.optional(str()),
+    verbose: z.optional(bool()),
+    spinner_tips: z.optional(bool()),
+    prompt_suggestions: z.optional(bool()),
+    auto_compact: z.optional(bool()),
+    token_saver: z.optional(bool()),
+    notifications: z.optional(z.union([bool(), str()], { error: "expected true, false or a string" })),
+    language: z.optional(str()),
+    mouse: z.optional(bool()),
+    editor_mode: z.optional(str()),
+    keybindings: z.optional(mapOf(z.unknown())),
+    status_line: z.optional(z.unknown()),
+    statusLine: z.optional(z.unknown()),
+    sidebar: z.optional(z.unknown()),
+    debug: z.optional(bool()),
+    debug_retention_days: z.optional(nonNegative("a number of days ≥ 0")),
+    // negative keeps snapshots forever (LARIK-REFERENCE §8)
+    checkpoint_retention_days: z.optional(num()),
+    telemetry: z.optional(obj({ otlp_endpoint: z.optional(str("a URL string")) })),
+    permissions: z.optional(PermissionsSchema),
+    providers: z.optional(mapOf(ProviderSettingsSchema)),
+    models: z.optional(mapOf(ModelSettingsSchema)),
+    /** Seconds; negative waits forever. */
+    stall_timeout: z.optional(num()),
+    roles: z.optional(mapOf(str("a model spec like \"provider/model\""))),
+    fallbacks: z.optional(mapOf(strList("a list of model specs"))),
+    role_options: z.optional(mapOf(
+      obj({
+        isolation: z.optional(str()),
+        max_turns: z.optional(positiveInt()),
+        context: z.optional(str()),
+      }),
+    )),
+    delegation: z.optional(oneOf(DELEGATION_LEVELS)),
+    budget: z.optional(obj({
+      /** USD per session. */
+      session_usd: z.optional(nonNegative("an amount in USD ≥ 0")),
+      /** Fraction of the budget at which one warning is shown. */
+      warn_at: z.optional(nonNegative("a fraction between 0 and 1").check(z.maximum(1, { error: "expected a fraction between 0 and 1" }))),
+      session_tokens: z.optional(positiveInt()),
+    })),
+    /** All tokens of a session, cache reads included. */
+    session_tokens: z.optional(positiveInt()),
+    execution: z.optional(oneOf(["tools", "hybrid", "code"] as const)),
+    model_execution: z.optional(mapOf(oneOf(["tools", "hybrid", "code"] as const))),
+    sampling: z.optional(mapOf(z.unknown())),
+    model_sampling: z.optional(mapOf(mapOf(z.unknown()))),
+    mcp_servers: z.optional(McpServersSchema),
+    mcpServers: z.optional(McpServersSchema),
+    approved_mcp_servers: z.optional(mapOf(str("a config hash"))),
+    hooks: z.optional(HooksSchema),
+    approved_project_hooks: z.optional(str("a hook-set hash")),
+    approved_configs: z.optional(mapOf(str("a sha256 hex digest"))),
+    tool_search: z.optional(oneOf(["auto", "on", "off"] as const)),
+    web: z.optional(obj({
+      fetch_disabled: z.optional(bool()),
+      search: z.optional(obj({
+        provider: z.optional(str()),
+        api_key_env: z.optional(str("an environment variable name")),
+        url: z.optional(str("a URL string")),
+        disabled: z.optional(bool()),
+      })),
+    })),
+    memory: z.optional(obj({ enabled: z.optional(bool()) })),
+    auto_mode: z.optional(obj({ model: z.optional(str("a model spec or role")) })),
+    browser: z.optional(obj({ enabled: z.optional(bool()), headless: z.optional(bool()), chrome_path: z.optional(str("a path")) })),
+    sandbox: z.optional(SandboxSettingsSchema),
+    lsp: z.optional(mapOf(
+      obj({
+        disabled: z.optional(bool()),
+        command: z.optional(strList("an argv list like [\"gopls\"]")),
+        extensions: z.optional(strList()),
+        root_markers: z.optional(strList()),
+      }),
+    )),
+    skills: z.optional(obj({ hide: z.optional(strList("a list of skill names")) })),
+    audio: z.optional(obj({})),
+  });
+}
+
+let built: ReturnType<typeof buildSettingsSchema> | undefined;
+
+/** The settings schema (§26 "Keys"), a loose zod/mini object built once on first call. */
+export function settingsSchema(): ReturnType<typeof buildSettingsSchema> {
+  return (built ??= buildSettingsSchema());
+}
+
+export type SettingsInput = z.input<ReturnType<typeof settingsSchema>>;
 
 /** A validation problem, already phrased for the user: `"<dotted key>": expected …, got <value>`. */
 export interface SettingsIssue {
@@ -217,7 +232,8 @@ export function keyPath(path: readonly (string | number | symbol)[]): string {
  * Follows zod 4's `safeParse`; messages come from the schema above.
  */
 export function checkSettings(raw: Record<string, unknown>): { ok: true; value: Record<string, unknown> } | { ok: false; issues: SettingsIssue[] } {
-  const r = SettingsSchema.safeParse(raw);
+  useEnglishErrors();
+  const r = settingsSchema().safeParse(raw);
   if (r.success) return { ok: true, value: r.data as Record<string, unknown> };
   const issues = r.error.issues.map((i) => {
     const path = i.path.filter((k): k is string | number => typeof k !== "symbol");

@@ -3,7 +3,8 @@
  * The kernel alone dispatches tools (validation → preToolUse → permission → run → postToolUse),
  * so no tool runs by a path that skips the hook points (DESIGN.md, "Lessons from the field").
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+import { useEnglishErrors } from "./zod-english.js";
 import type { Image, ToolSpec } from "./types.js";
 import type { Sandbox } from "./registries.js";
 
@@ -64,40 +65,78 @@ export interface ToolResult {
  * A tool definition. `input` validates arguments before anything else runs; a failure
  * returns `INVALID_ARGUMENTS: …` to the model and the turn goes on.
  */
-export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
   name: string;
   /** Part of the cached prompt prefix: keep it stable. */
   description: string;
   input: S;
+  /**
+   * The JSON Schema of `input` (input side, no `$schema`), precomputed. Optional: when absent,
+   * {@link toolSpec} derives it with `z.toJSONSchema`, which costs about 1 ms per tool at start-up;
+   * the built-in tools ship theirs in a generated file that a test keeps equal to the derived one.
+   */
+  inputJsonSchema?: Record<string, unknown>;
   kind: ToolKind;
   /** Network tools that may run in parallel while still asking. Read tools are always parallel. */
   concurrencySafe?: boolean;
   /** The string permission rules match: a command, a project-relative path, `domain:host`. */
-  subject?(input: z.infer<S>): string | undefined;
+  subject?(input: z.output<S>): string | undefined;
   /** Absolute or cwd-relative paths the call writes, for boundary checks (write tools). */
-  writePaths?(input: z.infer<S>): string[];
-  run(input: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
+  writePaths?(input: z.output<S>): string[];
+  run(input: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 
 /** A tool with its input type erased, as held by the registry. */
-export type AnyTool = ToolDefinition<z.ZodType>;
+export type AnyTool = ToolDefinition<ToolInputSchema>;
 
 /** Identity helper that keeps the input type of `run` tied to the schema. */
-export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDefinition<S> {
+export function defineTool<S extends ToolInputSchema>(def: ToolDefinition<S>): ToolDefinition<S> {
   return def;
 }
 
-const specCache = new WeakMap<AnyTool, ToolSpec>();
+/**
+ * A tool's input schema: any zod 4 schema, built with `zod` (classic) or `zod/mini`. The
+ * built-in tools use `zod/mini`, which loads in a few milliseconds where classic zod takes
+ * about 70 ms (bench/startup.mjs); a plugin may use either.
+ */
+export type ToolInputSchema = z.core.$ZodType;
 
 /**
- * The advertised form of a tool: JSON Schema of the *input* side (defaults are optional),
- * without `$schema`, cached per definition so the prompt prefix stays byte-stable.
+ * Checks `input` against a tool's schema (zod 4 `safeParse`, which works on classic and mini
+ * schemas alike). Error messages are English (zod's `en` locale, installed on first use).
+ */
+export function validateToolInput<S extends ToolInputSchema>(schema: S, input: unknown): z.core.util.SafeParseResult<z.output<S>> {
+  useEnglishErrors();
+  return z.safeParse(schema, input);
+}
+
+const specCache = new WeakMap<AnyTool, ToolSpec>();
+let derive: ((schema: ToolInputSchema) => Record<string, unknown>) | undefined;
+
+/**
+ * Makes {@link toolSpec} ready for `tools`: loads zod's JSON Schema generator (a large module,
+ * kept off the start-up path) when one of them has no precomputed `inputJsonSchema`. Call it
+ * before `toolSpec` on tools that may come from any plugin; the agent does for every context.
+ */
+export async function prepareToolSpecs(tools: readonly AnyTool[]): Promise<void> {
+  if (derive || tools.every((t) => t.inputJsonSchema || specCache.has(t))) return;
+  derive = (await import("./tool-schema.js")).inputJsonSchema;
+}
+
+/**
+ * The advertised form of a tool: its precomputed `inputJsonSchema`, else the JSON Schema zod
+ * derives from `input` (see {@link inputJsonSchema}), cached per definition so the prompt prefix
+ * stays byte-stable. Throws when the schema must be derived and {@link prepareToolSpecs} was not
+ * awaited for this tool first.
  */
 export function toolSpec(tool: AnyTool): ToolSpec {
   let spec = specCache.get(tool);
   if (!spec) {
-    const schema = z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-    delete schema.$schema;
+    let schema = tool.inputJsonSchema;
+    if (!schema) {
+      if (!derive) throw new Error(`toolSpec(${tool.name}): await prepareToolSpecs() first (its JSON Schema is derived from zod)`);
+      schema = derive(tool.input);
+    }
     spec = { name: tool.name, description: tool.description, input_schema: schema };
     specCache.set(tool, spec);
   }
@@ -107,7 +146,7 @@ export function toolSpec(tool: AnyTool): ToolSpec {
 /**
  * Formats a zod error as one line for the model: `INVALID_ARGUMENTS: path: expected string`.
  */
-export function invalidArguments(tool: string, error: z.ZodError): string {
+export function invalidArguments(tool: string, error: z.core.$ZodError): string {
   const parts = error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(input)"}: ${i.message}`);
   return `INVALID_ARGUMENTS: ${tool}: ${parts.join("; ")}. Fix the arguments to match the tool's schema and call it again.`;
 }

@@ -9,76 +9,95 @@
  * Field names follow the session file format of LARIK-REFERENCE §7, so a message is
  * stored exactly as it is held in memory.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
+
+// Each schema is wrapped in z.lazy: it is built at its first parse, not at import, which keeps
+// these ~100 zod objects off the start-up path (bench/startup.mjs).
 
 /** An image carried in a message or a tool result: base64 `data` with its MIME type. */
-export const ImageSchema = z.object({
-  media_type: z.string(),
-  data: z.string(),
-});
+export const ImageSchema = z.lazy(() =>
+  z.object({
+    media_type: z.string(),
+    data: z.string(),
+  }),
+);
 export type Image = z.infer<typeof ImageSchema>;
 
 /** Plain text. `attachment` names where attached text came from (a path, `!cmd`); display only. */
-export const TextBlockSchema = z.object({
-  type: z.literal("text"),
-  text: z.string(),
-  attachment: z.string().optional(),
-  /** Vendor signature on a text part (Gemini `thoughtSignature`); replayed to the producer only. */
-  signature: z.string().optional(),
-  provider: z.string().optional(),
-});
+export const TextBlockSchema = z.lazy(() =>
+  z.object({
+    type: z.literal("text"),
+    text: z.string(),
+    attachment: z.optional(z.string()),
+    /** Vendor signature on a text part (Gemini `thoughtSignature`); replayed to the producer only. */
+    signature: z.optional(z.string()),
+    provider: z.optional(z.string()),
+  }),
+);
 /** Model reasoning. `redacted` blocks carry their opaque payload in `signature`. */
-export const ThinkingBlockSchema = z.object({
-  type: z.literal("thinking"),
-  text: z.string(),
-  signature: z.string().optional(),
-  redacted: z.boolean().optional(),
-  /** Time from request sent to first answer text or tool call, in ms. */
-  duration_ms: z.number().optional(),
-  provider: z.string().optional(),
-  /** True for display-only summaries that must never be sent back (Gemini thought summaries). */
-  display_only: z.boolean().optional(),
-});
+export const ThinkingBlockSchema = z.lazy(() =>
+  z.object({
+    type: z.literal("thinking"),
+    text: z.string(),
+    signature: z.optional(z.string()),
+    redacted: z.optional(z.boolean()),
+    /** Time from request sent to first answer text or tool call, in ms. */
+    duration_ms: z.optional(z.number()),
+    provider: z.optional(z.string()),
+    /** True for display-only summaries that must never be sent back (Gemini thought summaries). */
+    display_only: z.optional(z.boolean()),
+  }),
+);
 /** A call the model asks the agent to run. `input` is the parsed JSON object. */
-export const ToolUseBlockSchema = z.object({
-  type: z.literal("tool_use"),
-  id: z.string(),
-  name: z.string(),
-  input: z.unknown(),
-  signature: z.string().optional(),
-  provider: z.string().optional(),
-  /** Set when the provider delivered arguments that were not valid JSON (kept verbatim). */
-  raw_input: z.string().optional(),
-});
+export const ToolUseBlockSchema = z.lazy(() =>
+  z.object({
+    type: z.literal("tool_use"),
+    id: z.string(),
+    name: z.string(),
+    input: z.unknown(),
+    signature: z.optional(z.string()),
+    provider: z.optional(z.string()),
+    /** Set when the provider delivered arguments that were not valid JSON (kept verbatim). */
+    raw_input: z.optional(z.string()),
+  }),
+);
 /** The answer to one tool_use, matched by `id` (the tool_use id). */
-export const ToolResultBlockSchema = z.object({
-  type: z.literal("tool_result"),
-  id: z.string(),
-  content: z.string(),
-  is_error: z.boolean().optional(),
-  images: z.array(ImageSchema).optional(),
-});
-export const ImageBlockSchema = z.object({
-  type: z.literal("image"),
-  media_type: z.string(),
-  data: z.string(),
-  attachment: z.string().optional(),
-});
+export const ToolResultBlockSchema = z.lazy(() =>
+  z.object({
+    type: z.literal("tool_result"),
+    id: z.string(),
+    content: z.string(),
+    is_error: z.optional(z.boolean()),
+    images: z.optional(z.array(ImageSchema)),
+  }),
+);
+export const ImageBlockSchema = z.lazy(() =>
+  z.object({
+    type: z.literal("image"),
+    media_type: z.string(),
+    data: z.string(),
+    attachment: z.optional(z.string()),
+  }),
+);
 /** Vendor state with no neutral meaning (encrypted reasoning); replayed verbatim to the producer. */
-export const OpaqueBlockSchema = z.object({
-  type: z.literal("opaque"),
-  provider: z.string(),
-  raw: z.unknown(),
-});
+export const OpaqueBlockSchema = z.lazy(() =>
+  z.object({
+    type: z.literal("opaque"),
+    provider: z.string(),
+    raw: z.unknown(),
+  }),
+);
 
-export const BlockSchema = z.discriminatedUnion("type", [
-  TextBlockSchema,
-  ThinkingBlockSchema,
-  ToolUseBlockSchema,
-  ToolResultBlockSchema,
-  ImageBlockSchema,
-  OpaqueBlockSchema,
-]);
+export const BlockSchema = z.lazy(() =>
+  z.discriminatedUnion("type", [
+    TextBlockSchema,
+    ThinkingBlockSchema,
+    ToolUseBlockSchema,
+    ToolResultBlockSchema,
+    ImageBlockSchema,
+    OpaqueBlockSchema,
+  ]),
+);
 export type Block = z.infer<typeof BlockSchema>;
 export type TextBlock = z.infer<typeof TextBlockSchema>;
 export type ThinkingBlock = z.infer<typeof ThinkingBlockSchema>;
@@ -86,24 +105,28 @@ export type ToolUseBlock = z.infer<typeof ToolUseBlockSchema>;
 export type ToolResultBlock = z.infer<typeof ToolResultBlockSchema>;
 export type OpaqueBlock = z.infer<typeof OpaqueBlockSchema>;
 
-export const MessageSchema = z.object({
-  role: z.enum(["user", "assistant"]),
-  blocks: z.array(BlockSchema),
-  /** The model that produced an assistant message (after fallback: the one that answered). */
-  model: z.string().optional(),
-});
+export const MessageSchema = z.lazy(() =>
+  z.object({
+    role: z.enum(["user", "assistant"]),
+    blocks: z.array(BlockSchema),
+    /** The model that produced an assistant message (after fallback: the one that answered). */
+    model: z.optional(z.string()),
+  }),
+);
 export type Message = z.infer<typeof MessageSchema>;
 
 /**
  * Token counts of one request. `input` excludes cached tokens: the whole prompt is
  * `input + cache_read + cache_write` tokens.
  */
-export const UsageSchema = z.object({
-  input: z.number(),
-  output: z.number(),
-  cache_read: z.number(),
-  cache_write: z.number(),
-});
+export const UsageSchema = z.lazy(() =>
+  z.object({
+    input: z.number(),
+    output: z.number(),
+    cache_read: z.number(),
+    cache_write: z.number(),
+  }),
+);
 export type Usage = z.infer<typeof UsageSchema>;
 
 export const emptyUsage = (): Usage => ({ input: 0, output: 0, cache_read: 0, cache_write: 0 });

@@ -5,8 +5,11 @@
  * or the process exits.
  */
 import { StringDecoder } from "node:string_decoder";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolResult } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
+
+const shellIdInput = z.lazy(() => z.object({ id: z.string().check(z.describe('Background shell id, e.g. "bg-1"')) }));
 import { cleanOutput, killGroup, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
 
 /** Unread bytes kept per shell; older unread output is dropped (the sidecar keeps it all). */
@@ -148,7 +151,8 @@ export function bashOutputTool(shells: BackgroundShells) {
   return defineTool({
     name: "bash_output",
     description: "Get new output of a background shell started with bash run_in_background, and whether it is still running.",
-    input: z.object({ id: z.string().describe('Background shell id, e.g. "bg-1"') }),
+    input: shellIdInput,
+    inputJsonSchema: INPUT_SCHEMAS.bash_output,
     kind: "read",
     async run({ id }) {
       const s = shells.get(id);
@@ -172,7 +176,8 @@ export function killBashTool(shells: BackgroundShells) {
   return defineTool({
     name: "kill_bash",
     description: "Stop a background shell (and its child processes) started with bash run_in_background.",
-    input: z.object({ id: z.string().describe('Background shell id, e.g. "bg-1"') }),
+    input: shellIdInput,
+    inputJsonSchema: INPUT_SCHEMAS.kill_bash,
     // It only stops a process the agent itself started, but it still changes something.
     kind: "other",
     subject: ({ id }) => id,

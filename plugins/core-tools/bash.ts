@@ -4,8 +4,9 @@
  * exact output for `raw_output`, kills the whole process group on timeout or interrupt, and does
  * not hang on background children that keep the output pipe open.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import type { BackgroundShells } from "./background.js";
 import { ToolInputError, errorResult, resolveWritePath } from "./paths.js";
 import { EXIT_DRAIN_MS, OutputCapture, cleanOutput, startShell } from "./shell.js";
@@ -14,25 +15,15 @@ import { EXIT_DRAIN_MS, OutputCapture, cleanOutput, startShell } from "./shell.j
 export const DEFAULT_TIMEOUT_S = 120;
 export const MAX_TIMEOUT_S = 600;
 
-const input = z.object({
-  command: z.string().describe("The command to run with bash -c"),
-  timeout: z
-    .number()
-    .positive()
-    .max(MAX_TIMEOUT_S)
-    .optional()
-    .describe(`Timeout in seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S})`),
-  run_in_background: z
-    .boolean()
-    .optional()
-    .describe("Start the command in the background and return an id at once; read it with bash_output, stop it with kill_bash"),
-  sandbox: z.boolean().optional().describe("Set false to run outside the OS sandbox (asks for approval)"),
-  checkpoint_paths: z
-    .array(z.string())
-    .max(64)
-    .optional()
-    .describe("Files the command will change that git does not track (ignored or outside a repo), saved first for /undo"),
-});
+const input = z.lazy(() =>
+  z.object({
+    command: z.string().check(z.describe("The command to run with bash -c")),
+    timeout: z.optional(z.number().check(z.positive()).check(z.lte(MAX_TIMEOUT_S))).check(z.describe(`Timeout in seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S})`)),
+    run_in_background: z.optional(z.boolean()).check(z.describe("Start the command in the background and return an id at once; read it with bash_output, stop it with kill_bash")),
+    sandbox: z.optional(z.boolean()).check(z.describe("Set false to run outside the OS sandbox (asks for approval)")),
+    checkpoint_paths: z.optional(z.array(z.string()).check(z.maxLength(64))).check(z.describe("Files the command will change that git does not track (ignored or outside a repo), saved first for /undo")),
+  }),
+);
 
 /** Output text shapes that usually mean the OS sandbox refused something. */
 const SANDBOX_FAILURE = /Read-only file system|Operation not permitted|Could not resolve host|Temporary failure in name resolution|Network is unreachable/i;
@@ -43,7 +34,7 @@ function sleep(ms: number): Promise<void> {
 
 /** Builds the `bash` tool; background runs are kept in `shells`. */
 export function bashTool(shells: BackgroundShells) {
-  async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+  async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
     if (!args.command.trim()) return { content: "command is empty: give a shell command to run", is_error: true };
     if (ctx.signal.aborted) return { content: "interrupted before the command started", is_error: true };
     try {
@@ -140,6 +131,7 @@ export function bashTool(shells: BackgroundShells) {
     description:
       "Run a shell command with bash -c in the working directory. stdin is closed; output (stdout and stderr together) is capped, keeping head and tail. Use run_in_background for servers and watchers.",
     input,
+    inputJsonSchema: INPUT_SCHEMAS.bash,
     kind: "bash",
     subject: (i) => i.command,
     run,

@@ -1,17 +1,20 @@
 /**
  * `edit` (LARIK-REFERENCE §3): one exact-string replacement, unique unless `replace_all`.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { defineTool } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { editFile } from "./edit-core.js";
 import { pathSubject } from "./paths.js";
 
-const input = z.object({
-  path: z.string().describe("File to edit, relative to the working directory or absolute"),
-  old_string: z.string().describe("Exact text to replace, including whitespace; must occur once unless replace_all"),
-  new_string: z.string().describe("Replacement text"),
-  replace_all: z.boolean().optional().describe("Replace every occurrence (default false)"),
-});
+const input = z.lazy(() =>
+  z.object({
+    path: z.string().check(z.describe("File to edit, relative to the working directory or absolute")),
+    old_string: z.string().check(z.describe("Exact text to replace, including whitespace; must occur once unless replace_all")),
+    new_string: z.string().check(z.describe("Replacement text")),
+    replace_all: z.optional(z.boolean()).check(z.describe("Replace every occurrence (default false)")),
+  }),
+);
 
 /** The `edit` tool. */
 export const editTool = defineTool({
@@ -19,6 +22,7 @@ export const editTool = defineTool({
   description:
     "Replace exact text in a file. Read the file first; old_string must match exactly (without line-number prefixes) and be unique unless replace_all is set.",
   input,
+  inputJsonSchema: INPUT_SCHEMAS.edit,
   kind: "write",
   subject: (i) => pathSubject(i.path),
   writePaths: (i) => [i.path],

@@ -5,8 +5,9 @@
  */
 import { stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
 import { ripgrepPath, runRipgrep, walkFiles, type RipgrepOption } from "./walk.js";
 
@@ -15,10 +16,12 @@ export const MAX_GLOB_RESULTS = 200;
 /** Matches whose mtime is looked up for sorting at most. */
 const MAX_SORTED = 20_000;
 
-const input = z.object({
-  pattern: z.string().describe('Glob pattern such as "**/*.ts" or "src/**/test_*.py"'),
-  path: z.string().optional().describe("Directory to search (default: the working directory)"),
-});
+const input = z.lazy(() =>
+  z.object({
+    pattern: z.string().check(z.describe('Glob pattern such as "**/*.ts" or "src/**/test_*.py"')),
+    path: z.optional(z.string()).check(z.describe("Directory to search (default: the working directory)")),
+  }),
+);
 
 const GLOB_CHARS = /[*?[\]{}()!+@]/;
 
@@ -41,7 +44,7 @@ export interface SearchToolOptions {
 
 /** Builds the `glob` tool. */
 export function globTool(opts: SearchToolOptions = {}) {
-  async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+  async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
     try {
       if (!args.pattern.trim()) throw new ToolInputError('pattern is empty: give a glob such as "**/*.ts"');
       const searchDir = args.path ? resolvePath(ctx, args.path).abs : ctx.cwd;
@@ -108,6 +111,7 @@ export function globTool(opts: SearchToolOptions = {}) {
     description:
       'Find files by glob pattern (e.g. "**/*.ts"), newest-modified first. Honours .gitignore. Use grep to search file contents.',
     input,
+    inputJsonSchema: INPUT_SCHEMAS.glob,
     kind: "read",
     subject: (i) => (i.path ? pathSubject(i.path) : undefined),
     run,

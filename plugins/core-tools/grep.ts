@@ -6,8 +6,9 @@
  */
 import { open, stat } from "node:fs/promises";
 import { relative, resolve, sep } from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { OUTPUT_CAP_BYTES, capOutput, defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import type { SearchToolOptions } from "./glob.js";
 import { looksBinary } from "./fileio.js";
 import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
@@ -22,19 +23,21 @@ export const MAX_COLUMNS = 300;
 /** Files larger than this are skipped by the JavaScript search, in bytes. */
 const MAX_FALLBACK_FILE_BYTES = 16 * 1024 * 1024;
 
-const input = z.object({
-  pattern: z.string().describe("Regular expression to search for"),
-  path: z.string().optional().describe("File or directory to search (default: the working directory)"),
-  glob: z.string().optional().describe('Only search files matching this glob, e.g. "*.ts" or "src/**/*.go"'),
-  ignore_case: z.boolean().optional().describe("Case-insensitive search (default false)"),
-});
+const input = z.lazy(() =>
+  z.object({
+    pattern: z.string().check(z.describe("Regular expression to search for")),
+    path: z.optional(z.string()).check(z.describe("File or directory to search (default: the working directory)")),
+    glob: z.optional(z.string()).check(z.describe('Only search files matching this glob, e.g. "*.ts" or "src/**/*.go"')),
+    ignore_case: z.optional(z.boolean()).check(z.describe("Case-insensitive search (default false)")),
+  }),
+);
 
 function cutLine(text: string): string {
   if (text.length <= MAX_COLUMNS) return text;
   return `${text.slice(0, MAX_COLUMNS)} [... omitted end of long line]`;
 }
 
-async function withRipgrep(rg: string, args: z.infer<typeof input>, ctx: ToolContext, target?: string) {
+async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolContext, target?: string) {
   const rgArgs = [
     "--no-require-git",
     "--line-number",
@@ -71,7 +74,7 @@ async function withRipgrep(rg: string, args: z.infer<typeof input>, ctx: ToolCon
   return { lines, truncated: out.truncated };
 }
 
-async function withJavaScript(args: z.infer<typeof input>, ctx: ToolContext, root: string, isFile: boolean) {
+async function withJavaScript(args: z.output<typeof input>, ctx: ToolContext, root: string, isFile: boolean) {
   let re: RegExp;
   try {
     re = new RegExp(args.pattern, args.ignore_case ? "i" : "");
@@ -124,7 +127,7 @@ async function withJavaScript(args: z.infer<typeof input>, ctx: ToolContext, roo
 
 /** Builds the `grep` tool; `ripgrep: false` forces the JavaScript search. */
 export function grepTool(opts: SearchToolOptions = {}) {
-  async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+  async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
     try {
       if (args.pattern === "") throw new ToolInputError("pattern is empty: give a regular expression");
       const { abs: root, rel } = args.path ? resolvePath(ctx, args.path) : { abs: ctx.cwd, rel: "." };
@@ -148,6 +151,7 @@ export function grepTool(opts: SearchToolOptions = {}) {
     description:
       "Search file contents with a regular expression. Returns path:line:text, at most 50 matches per file and 500 lines. Honours .gitignore.",
     input,
+    inputJsonSchema: INPUT_SCHEMAS.grep,
     kind: "read",
     subject: (i) => (i.path ? pathSubject(i.path) : undefined),
     run,

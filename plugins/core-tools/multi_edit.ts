@@ -2,21 +2,27 @@
  * `multi_edit` (LARIK-REFERENCE §3): several `edit`-style replacements in one file, applied in
  * order, all or nothing, with one checkpoint and one write.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { defineTool } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { editFile } from "./edit-core.js";
 import { pathSubject } from "./paths.js";
 
-const edit = z.object({
-  old_string: z.string().describe("Exact text to replace; must occur once unless replace_all"),
-  new_string: z.string().describe("Replacement text"),
-  replace_all: z.boolean().optional().describe("Replace every occurrence (default false)"),
-});
+const edit = z.lazy(() =>
+  z.object({
+    old_string: z.string().check(z.describe("Exact text to replace; must occur once unless replace_all")),
+    new_string: z.string().check(z.describe("Replacement text")),
+    replace_all: z.optional(z.boolean()).check(z.describe("Replace every occurrence (default false)")),
+  }),
+);
 
-const input = z.object({
-  path: z.string().describe("File to edit, relative to the working directory or absolute"),
-  edits: z.array(edit).min(1).max(100).describe("Replacements applied in order, each to the result of the previous one"),
-});
+
+const input = z.lazy(() =>
+  z.object({
+    path: z.string().check(z.describe("File to edit, relative to the working directory or absolute")),
+    edits: z.array(edit).check(z.minLength(1)).check(z.maxLength(100)).check(z.describe("Replacements applied in order, each to the result of the previous one")),
+  }),
+);
 
 /** The `multi_edit` tool. */
 export const multiEditTool = defineTool({
@@ -24,6 +30,7 @@ export const multiEditTool = defineTool({
   description:
     "Apply several exact-text replacements to one file in order. All succeed or none is applied. Read the file first.",
   input,
+  inputJsonSchema: INPUT_SCHEMAS.multi_edit,
   kind: "write",
   subject: (i) => pathSubject(i.path),
   writePaths: (i) => [i.path],

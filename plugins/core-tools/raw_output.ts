@@ -3,18 +3,21 @@
  * its private sidecar by byte range. Never reruns anything. Binary ranges come back as base64.
  */
 import { open } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { sidecarFile } from "./sidecar.js";
 
 /** Bytes returned at most per call (§3). */
 export const MAX_RAW_BYTES = 20_000;
 
-const input = z.object({
-  tool_call_id: z.string().describe("The id of the earlier bash tool call"),
-  offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional().describe("Byte offset to start at (default 0)"),
-  limit: z.number().int().min(1).max(MAX_RAW_BYTES).optional().describe(`Bytes to return (default and max ${MAX_RAW_BYTES})`),
-});
+const input = z.lazy(() =>
+  z.object({
+    tool_call_id: z.string().check(z.describe("The id of the earlier bash tool call")),
+    offset: z.optional(z.int().check(z.gte(0)).check(z.lte(Number.MAX_SAFE_INTEGER))).check(z.describe("Byte offset to start at (default 0)")),
+    limit: z.optional(z.int().check(z.gte(1)).check(z.lte(MAX_RAW_BYTES))).check(z.describe(`Bytes to return (default and max ${MAX_RAW_BYTES})`)),
+  }),
+);
 
 /** Moves `end` back so `buf[start, end)` does not stop inside a UTF-8 sequence (at most 3 bytes). */
 function utf8End(buf: Buffer, end: number): number {
@@ -27,7 +30,7 @@ function utf8End(buf: Buffer, end: number): number {
   return end;
 }
 
-async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
   const dir = await ctx.sidecarDir();
   const offset = args.offset ?? 0;
   const limit = args.limit ?? MAX_RAW_BYTES;
@@ -73,6 +76,7 @@ export const rawOutputTool = defineTool({
   name: "raw_output",
   description: "Read the exact, uncapped output of an earlier bash call by byte range. Does not rerun the command.",
   input,
+  inputJsonSchema: INPUT_SCHEMAS.raw_output,
   kind: "read",
   run,
 });

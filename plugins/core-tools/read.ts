@@ -4,8 +4,9 @@
  */
 import { open, stat } from "node:fs/promises";
 import { extname } from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { OUTPUT_CAP_BYTES, defineTool, type FileTracker, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { looksBinary } from "./fileio.js";
 import { ToolInputError, errorResult, pathSubject, resolvePath } from "./paths.js";
 
@@ -45,11 +46,13 @@ function memoOf(files: FileTracker): Map<string, ReadMemo> {
   return m;
 }
 
-const input = z.object({
-  path: z.string().describe("File to read, relative to the working directory or absolute"),
-  offset: z.number().int().min(1).max(100_000_000).optional().describe("First line to return, 1-based"),
-  limit: z.number().int().min(1).max(100_000_000).optional().describe(`Maximum number of lines (default ${DEFAULT_READ_LIMIT})`),
-});
+const input = z.lazy(() =>
+  z.object({
+    path: z.string().check(z.describe("File to read, relative to the working directory or absolute")),
+    offset: z.optional(z.int().check(z.gte(1)).check(z.lte(100_000_000))).check(z.describe("First line to return, 1-based")),
+    limit: z.optional(z.int().check(z.gte(1)).check(z.lte(100_000_000))).check(z.describe(`Maximum number of lines (default ${DEFAULT_READ_LIMIT})`)),
+  }),
+);
 
 /** Formats one numbered line: 6-wide right-aligned number, a tab, the text cut at {@link MAX_LINE_CHARS}. */
 export function numberLine(n: number, line: string): string {
@@ -155,7 +158,7 @@ async function readLines(abs: string, offset: number, limit: number, signal: Abo
   }
 }
 
-async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
   try {
     const { abs, rel } = resolvePath(ctx, args.path);
     let st;
@@ -245,6 +248,7 @@ export const readTool = defineTool({
   description:
     "Read a text file with line numbers (number, tab, text). Use offset and limit for large files. Images (png, jpg, gif, webp) are returned as images.",
   input,
+  inputJsonSchema: INPUT_SCHEMAS.read,
   kind: "read",
   subject: (i) => pathSubject(i.path),
   run,

@@ -5,7 +5,7 @@
 import { mkdtemp, mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { dropNulls, invalidArguments, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { dropNulls, invalidArguments, validateToolInput, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "../../kernel/index.js";
 
 /** A temp folder (symlinks resolved, as the host canonicalizes cwd) removed by `cleanup`. */
 export async function tempDir(prefix = "larik-core-tools-"): Promise<{ dir: string; cleanup(): Promise<void> }> {
@@ -75,7 +75,7 @@ export function makeContext(
 
 /** Validates `input` as the kernel does (nulls dropped, zod parse) and runs the tool. */
 export async function call(tool: AnyTool, input: unknown, ctx: ToolContext, toolUseId?: string): Promise<ToolResult> {
-  const parsed = tool.input.safeParse(dropNulls(input));
+  const parsed = validateToolInput(tool.input, dropNulls(input));
   if (!parsed.success) return { content: invalidArguments(tool.name, parsed.error), is_error: true };
   return tool.run(parsed.data, toolUseId ? { ...ctx, toolUseId } : ctx);
 }

@@ -3,16 +3,19 @@
  * must have been read and be unchanged since (§5); the checkpoint comes first (§8).
  */
 import { readFile } from "node:fs/promises";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { miniDiff } from "./diff.js";
 import { commitWrite, countLines, prepareWrite, type WriteTarget } from "./fileio.js";
 import { errorResult, pathSubject } from "./paths.js";
 
-const input = z.object({
-  path: z.string().describe("File to write, relative to the working directory or absolute"),
-  content: z.string().describe("The complete new content of the file"),
-});
+const input = z.lazy(() =>
+  z.object({
+    path: z.string().check(z.describe("File to write, relative to the working directory or absolute")),
+    content: z.string().check(z.describe("The complete new content of the file")),
+  }),
+);
 
 /**
  * Writes one prepared target and describes it. Shared with `write_files`.
@@ -34,7 +37,7 @@ export async function writeOne(ctx: ToolContext, target: WriteTarget, content: s
   return { summary, display };
 }
 
-async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
   try {
     const target = await prepareWrite(ctx, args.path);
     const { summary, display } = await writeOne(ctx, target, args.content);
@@ -50,6 +53,7 @@ export const writeTool = defineTool({
   description:
     "Create or overwrite a file with the given content. An existing file must be read first. Prefer edit for changes to existing files.",
   input,
+  inputJsonSchema: INPUT_SCHEMAS.write,
   kind: "write",
   subject: (i) => pathSubject(i.path),
   writePaths: (i) => [i.path],

@@ -4,25 +4,24 @@
  * names what was already written. Per-file permission checks come from `writePaths`.
  */
 import { resolve } from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
 import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { prepareWrite, type WriteTarget } from "./fileio.js";
 import { writeOne } from "./write.js";
 
-const input = z.object({
-  files: z
-    .array(
-      z.object({
-        path: z.string().describe("File to write, relative to the working directory or absolute"),
-        content: z.string().describe("The complete new content of the file"),
-      }),
-    )
-    .min(2)
-    .max(16)
-    .describe("Files to create or overwrite (2 to 16, distinct paths)"),
-});
+const input = z.lazy(() =>
+  z.object({
+    files: z.array(
+        z.object({
+          path: z.string().check(z.describe("File to write, relative to the working directory or absolute")),
+          content: z.string().check(z.describe("The complete new content of the file")),
+        }),
+      ).check(z.minLength(2)).check(z.maxLength(16)).check(z.describe("Files to create or overwrite (2 to 16, distinct paths)")),
+  }),
+);
 
-async function run(args: z.infer<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
   const seen = new Map<string, string>();
   for (const f of args.files) {
     const abs = resolve(ctx.cwd, f.path);
@@ -67,6 +66,7 @@ export const writeFilesTool = defineTool({
   description:
     "Create or overwrite 2 to 16 files in one call, with the same rules as write. Stops at the first failure and reports what was written.",
   input,
+  inputJsonSchema: INPUT_SCHEMAS.write_files,
   kind: "write",
   writePaths: (i) => i.files.map((f) => f.path),
   run,

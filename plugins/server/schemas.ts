@@ -3,7 +3,7 @@
  * shapes (used for the OpenAPI document). Field names follow LARIK-REFERENCE §21 and §22.
  */
 import { z } from "zod";
-import { AgentEventSchema, EFFORTS, MessageSchema, PERMISSION_MODES, UsageSchema } from "../../kernel/index.js";
+import { AgentEventSchema, EFFORTS, PermissionRequestEventSchema, MessageSchema, PERMISSION_MODES, UsageSchema } from "../../kernel/index.js";
 
 const Mode = z.enum(PERMISSION_MODES as unknown as [string, ...string[]]).describe("permission mode (§4)");
 const Effort = z.enum(EFFORTS as unknown as [string, ...string[]]).describe("reasoning effort");
@@ -76,7 +76,7 @@ export const SessionSummaryResponse = z.object({
 
 export const SessionListResponse = z.object({ sessions: z.array(SessionSummaryResponse) });
 
-export const PermissionRequestEvent = AgentEventSchema.options.find((o) => o.shape.type.value === "permission_request")!;
+export const PermissionRequestEvent = PermissionRequestEventSchema;
 
 export const PendingPermission = z.object({
   request_id: z.string(),
