@@ -3,6 +3,7 @@
  * Each writes only new entries or notes; the transcript is never rewritten (invariant 4).
  */
 import { noCheckpoints, type Command, type CompactResult } from "../../kernel/index.js";
+import { COMMAND_META } from "./meta.js";
 import { kTokens } from "./format.js";
 
 /** `26k prompt → ~10k summary · ~16k saved` (§9); figures in tokens. */
@@ -11,9 +12,7 @@ export function compactLine(r: Pick<CompactResult, "before_tokens" | "after_toke
 }
 
 export const clearCommand: Command = {
-  name: "clear",
-  description: "Start a fresh context in the same session",
-  idleOnly: true,
+  ...COMMAND_META.clear,
   async run(ctx) {
     ctx.agent.clear();
     ctx.print("fresh context: the model starts over; the transcript stays in this session");
@@ -21,9 +20,7 @@ export const clearCommand: Command = {
 };
 
 export const compactCommand: Command = {
-  name: "compact",
-  description: "Summarize the conversation now to free the context window",
-  idleOnly: true,
+  ...COMMAND_META.compact,
   async run(ctx) {
     // Agent.compact holds the turn slot, so esc (agent.cancel) stops it and no prompt races it.
     const r = await ctx.agent.compact("manual");
@@ -37,9 +34,7 @@ export function undoNote(files: string[]): string {
 }
 
 export const undoCommand: Command = {
-  name: "undo",
-  description: "Revert the file changes of the last turn that changed files",
-  idleOnly: true,
+  ...COMMAND_META.undo,
   async run(ctx) {
     const { agent } = ctx;
     const files = await agent.checkpoints.undo();

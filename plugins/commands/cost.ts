@@ -4,6 +4,7 @@
  * no price is shown as unpriced rather than as $0.
  */
 import { addUsage, catalogEntry, costOf, emptyUsage, type Agent, type Command, type SessionEntry, type Usage } from "../../kernel/index.js";
+import { COMMAND_META } from "./meta.js";
 import { contextMeter, exactTokens, kTokens, usd } from "./format.js";
 
 /** One model's row of `/cost`. Tokens; `cost_usd` null when unpriced. */
@@ -102,8 +103,7 @@ export function costLines(r: CostReport): string[] {
 }
 
 export const costCommand: Command = {
-  name: "cost",
-  description: "Tokens and cost per model, context use and compaction savings",
+  ...COMMAND_META.cost,
   async run(ctx) {
     for (const l of costLines(costReport(ctx.agent))) ctx.print(l);
   },

@@ -7,6 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
 import { isPrompt, type Block, type Command, type SessionEntry, type ToolResultBlock } from "../../kernel/index.js";
+import { COMMAND_META } from "./meta.js";
 import { kTokens, localMinute, oneLine, promptText } from "./format.js";
 
 /** Longest tool result kept in an export, in characters; the rest is counted, not copied. */
@@ -94,9 +95,7 @@ export function sessionMarkdown(entries: readonly SessionEntry[], opts: { id: st
 }
 
 export const exportCommand: Command = {
-  name: "export",
-  description: "Write the session to a Markdown file (never overwrites)",
-  args: "[file]",
+  ...COMMAND_META.export,
   async run(ctx) {
     const { agent, host } = ctx;
     // A quoted name may hold spaces: `/export "my notes.md"`.

@@ -4,37 +4,44 @@
  * only render and dispatch them through the host's `commands` registry. See docs/commands.md.
  */
 import { definePlugin, type Command } from "../../kernel/index.js";
-import { clearCommand, compactCommand, undoCommand } from "./context.js";
-import { costCommand } from "./cost.js";
-import { exportCommand } from "./export.js";
-import { copyCommand, helpCommand, quitCommand } from "./misc.js";
-import { effortCommand, modeCommand, modelCommand } from "./model.js";
-import { promptCommand, rewindCommand } from "./rewind.js";
-import { forkCommand, newCommand, resumeCommand, sessionsCommand } from "./sessions.js";
+import { COMMAND_META, type CommandMeta } from "./meta.js";
 
-export { costReport, costLines, type CostReport, type CostRow } from "./cost.js";
-export { sessionMarkdown } from "./export.js";
-export { compactLine } from "./context.js";
+export type { CostReport, CostRow } from "./cost.js";
+
+/**
+ * `meta` with a `run` that imports the implementation on first use: `--help`, menus and `/help`
+ * read the metadata, and a start-up runs no command, so none of their code loads then.
+ */
+function lazyCommand(meta: CommandMeta, load: () => Promise<Command>): Command {
+  let impl: Promise<Command> | undefined;
+  return { ...meta, run: async (ctx) => (await (impl ??= load())).run(ctx) };
+}
+
+const context = () => import("./context.js");
+const model = () => import("./model.js");
+const sessions = () => import("./sessions.js");
+const rewind = () => import("./rewind.js");
+const misc = () => import("./misc.js");
 
 /** Every built-in command, in `/help` order. */
 export const BUILTIN_COMMANDS: readonly Command[] = [
-  modelCommand,
-  modeCommand,
-  effortCommand,
-  clearCommand,
-  compactCommand,
-  undoCommand,
-  costCommand,
-  sessionsCommand,
-  resumeCommand,
-  newCommand,
-  forkCommand,
-  rewindCommand,
-  promptCommand,
-  exportCommand,
-  copyCommand,
-  helpCommand,
-  quitCommand,
+  lazyCommand(COMMAND_META.model, async () => (await model()).modelCommand),
+  lazyCommand(COMMAND_META.mode, async () => (await model()).modeCommand),
+  lazyCommand(COMMAND_META.effort, async () => (await model()).effortCommand),
+  lazyCommand(COMMAND_META.clear, async () => (await context()).clearCommand),
+  lazyCommand(COMMAND_META.compact, async () => (await context()).compactCommand),
+  lazyCommand(COMMAND_META.undo, async () => (await context()).undoCommand),
+  lazyCommand(COMMAND_META.cost, async () => (await import("./cost.js")).costCommand),
+  lazyCommand(COMMAND_META.sessions, async () => (await sessions()).sessionsCommand),
+  lazyCommand(COMMAND_META.resume, async () => (await sessions()).resumeCommand),
+  lazyCommand(COMMAND_META.new, async () => (await sessions()).newCommand),
+  lazyCommand(COMMAND_META.fork, async () => (await sessions()).forkCommand),
+  lazyCommand(COMMAND_META.rewind, async () => (await rewind()).rewindCommand),
+  lazyCommand(COMMAND_META.prompt, async () => (await rewind()).promptCommand),
+  lazyCommand(COMMAND_META.export, async () => (await import("./export.js")).exportCommand),
+  lazyCommand(COMMAND_META.copy, async () => (await misc()).copyCommand),
+  lazyCommand(COMMAND_META.help, async () => (await misc()).helpCommand),
+  lazyCommand(COMMAND_META.quit, async () => (await misc()).quitCommand),
 ];
 
 /**

@@ -2,6 +2,7 @@
  * `/copy`, `/help` and `/quit` (LARIK-REFERENCE §24, §29).
  */
 import type { Agent, Command } from "../../kernel/index.js";
+import { COMMAND_META } from "./meta.js";
 
 /** The text of the newest assistant message that has any (thinking left out), or undefined. */
 export function lastReply(agent: Agent): string | undefined {
@@ -20,8 +21,7 @@ export function lastReply(agent: Agent): string | undefined {
 }
 
 export const copyCommand: Command = {
-  name: "copy",
-  description: "Copy the last reply to the clipboard",
+  ...COMMAND_META.copy,
   async run(ctx) {
     const text = lastReply(ctx.agent);
     if (text === undefined) {
@@ -41,8 +41,7 @@ export const copyCommand: Command = {
 const SECTION_ORDER = ["commands", "skills", "custom commands", "review", "MCP prompts"];
 
 export const helpCommand: Command = {
-  name: "help",
-  description: "List the slash commands",
+  ...COMMAND_META.help,
   async run(ctx) {
     const bySection = new Map<string, Command[]>();
     for (const c of ctx.host.commands.list()) {
@@ -63,8 +62,7 @@ export const helpCommand: Command = {
 };
 
 export const quitCommand: Command = {
-  name: "quit",
-  description: "Quit Larik",
+  ...COMMAND_META.quit,
   async run(ctx) {
     if (!ctx.ui?.quit) {
       ctx.print("/quit ends an interactive session; there is nothing to quit here");

@@ -14,6 +14,7 @@ import {
   type Host,
   type PermissionMode,
 } from "../../kernel/index.js";
+import { COMMAND_META } from "./meta.js";
 import { kTokens, words } from "./format.js";
 
 /** Whether a provider can be used here: it needs no key, or its key is configured or in the environment. */
@@ -58,10 +59,7 @@ async function saveDefault(ctx: CommandContext, key: string, value: string | und
 }
 
 export const modelCommand: Command = {
-  name: "model",
-  description: "Show the model, or switch to provider/model and save it as the default",
-  args: "[provider/model]",
-  idleOnly: true,
+  ...COMMAND_META.model,
   async run(ctx) {
     const { agent, host } = ctx;
     const spec = ctx.args.trim();
@@ -85,9 +83,7 @@ export const modelCommand: Command = {
 };
 
 export const modeCommand: Command = {
-  name: "mode",
-  description: "Show or set the permission mode (saved as the default)",
-  args: `[${PERMISSION_MODES.join("|")}]`,
+  ...COMMAND_META.mode,
   async run(ctx) {
     const [arg, extra] = words(ctx.args);
     if (!arg) {
@@ -106,10 +102,7 @@ export const modeCommand: Command = {
 };
 
 export const effortCommand: Command = {
-  name: "effort",
-  description: "Show or set the reasoning effort (saved as the default)",
-  args: `[${EFFORTS.join("|")}|default]`,
-  idleOnly: true,
+  ...COMMAND_META.effort,
   async run(ctx) {
     const [arg, extra] = words(ctx.args);
     if (!arg) {

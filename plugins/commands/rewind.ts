@@ -4,6 +4,7 @@
  * new session file holding the messages before that point and never touches the original.
  */
 import { changedFiles, type Command, type CommandContext } from "../../kernel/index.js";
+import { COMMAND_META } from "./meta.js";
 import { listPrompts, oneLine, pickPrompt, requireStore, switchTo, words, type PromptRef } from "./format.js";
 import { openBranch } from "./sessions.js";
 
@@ -44,10 +45,7 @@ function printPromptList(ctx: CommandContext, prompts: PromptRef[]): void {
 }
 
 export const rewindCommand: Command = {
-  name: "rewind",
-  description: "List prompts, or branch before prompt n and put it back in the composer",
-  args: "[n] [files|keep]",
-  idleOnly: true,
+  ...COMMAND_META.rewind,
   async run(ctx) {
     const [n, how, extra] = words(ctx.args);
     const history = ctx.agent.history();
@@ -85,9 +83,7 @@ export const rewindCommand: Command = {
 };
 
 export const promptCommand: Command = {
-  name: "prompt",
-  description: "Show prompt n (default the last) with Copy / Fork / Rewind",
-  args: "[n] [copy|fork]",
+  ...COMMAND_META.prompt,
   async run(ctx) {
     let [n, action, extra] = words(ctx.args);
     if (n === "copy" || n === "fork") [n, action, extra] = [undefined, n, action];

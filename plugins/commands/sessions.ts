@@ -4,6 +4,7 @@
  * end that can switch (headless), the command says how to get there from the command line.
  */
 import type { Agent, Command, CommandContext, SessionHandle, SessionSummary } from "../../kernel/index.js";
+import { COMMAND_META } from "./meta.js";
 import { localMinute, requireStore, switchTo, words } from "./format.js";
 
 /** `id  YYYY-MM-DD HH:MM  title` with `⑂` for branches and `✓ current` for `currentId` (§1, §7). */
@@ -43,18 +44,14 @@ export async function openBranch(ctx: CommandContext, branch: SessionHandle): Pr
 }
 
 export const sessionsCommand: Command = {
-  name: "sessions",
-  description: "List this directory's sessions (⑂ branch, ✓ current)",
+  ...COMMAND_META.sessions,
   async run(ctx) {
     await printSessions(ctx, "/sessions");
   },
 };
 
 export const resumeCommand: Command = {
-  name: "resume",
-  description: "Switch to another session of this directory by id or unique prefix",
-  args: "[id]",
-  idleOnly: true,
+  ...COMMAND_META.resume,
   async run(ctx) {
     const [want, extra] = words(ctx.args);
     if (extra !== undefined) throw new Error(`/resume ${ctx.args.trim()}: give one session id or prefix`);
@@ -82,9 +79,7 @@ export const resumeCommand: Command = {
 };
 
 export const newCommand: Command = {
-  name: "new",
-  description: "Start a new session",
-  idleOnly: true,
+  ...COMMAND_META.new,
   async run(ctx) {
     if (!ctx.ui?.switchAgent) {
       ctx.print("to start a new session, run larik without -c or --resume");
@@ -97,9 +92,7 @@ export const newCommand: Command = {
 };
 
 export const forkCommand: Command = {
-  name: "fork",
-  description: "Branch this session at its end and continue in the branch",
-  idleOnly: true,
+  ...COMMAND_META.fork,
   async run(ctx) {
     const store = requireStore(ctx, "/fork");
     const from = ctx.agent.session.id;

@@ -25,12 +25,18 @@ export function describeHooks(engine: HookEngine): string[] {
   return lines;
 }
 
-export function hooksCommand(engine: HookEngine): Command {
+/**
+ * `/hooks` over the engine `getEngine` resolves to. Name, description and arguments are plain
+ * values for menus and `--help`; the engine is asked for only when the command runs (a host
+ * without hooks never builds one otherwise).
+ */
+export function hooksCommand(getEngine: () => Promise<HookEngine>): Command {
   return {
     name: "hooks",
     description: "List hooks; `approve` lets the shared project hooks run",
     args: "[approve]",
     async run({ host, args, print }) {
+      const engine = await getEngine();
       const sub = args.trim();
       if (sub === "") {
         for (const l of describeHooks(engine)) print(l);

@@ -42,6 +42,8 @@ export async function adaptTool(conn: McpConnection, t: Tool, name: string): Pro
     name,
     description: describe(t, conn.name),
     input: toolInput(advertised, validator.check),
+    // What `toolSpec` would derive from `input` anyway; given, it needs no JSON Schema generator.
+    inputJsonSchema: advertised,
     kind: isReadOnly(t) ? "read" : "other",
     async run(input, ctx) {
       try {

@@ -6,8 +6,6 @@
 import type { Command } from "../../kernel/index.js";
 import type { McpConnection } from "./connection.js";
 import type { McpManager } from "./manager.js";
-import { isReadOnly } from "./adapter.js";
-import { login, logout } from "./auth.js";
 
 function where(c: McpConnection): string {
   const cfg = c.entry.config;
@@ -27,13 +25,18 @@ function summary(c: McpConnection): string {
   return `${c.name} [${src}, ${where(c)}] ${state}`;
 }
 
-/** Builds `/mcp` over the manager's servers. */
-export function mcpCommand(manager: McpManager): Command {
+/**
+ * Builds `/mcp` over the servers of the manager `getManager` resolves to. The command's name,
+ * description and arguments are plain values (menus and `--help` list them at once); the manager
+ * and everything it loads are asked for only when the command runs.
+ */
+export function mcpCommand(getManager: () => Promise<McpManager>): Command {
   return {
     name: "mcp",
     description: "MCP servers: status, tools and prompts; approve shared servers",
     args: "[approve <name> | <name> | login <name> | logout <name>]",
     async run(ctx) {
+      const manager = await getManager();
       const [sub, ...rest] = ctx.args.trim().split(/\s+/).filter(Boolean);
       const name = rest.join(" ");
       if (sub === "approve") {
@@ -47,12 +50,14 @@ export function mcpCommand(manager: McpManager): Command {
       }
       if (sub === "login" || sub === "logout") {
         if (!name) throw new Error(`usage: /mcp ${sub} <name>`);
-        await (sub === "login" ? login(name) : logout(name));
+        const auth = await import("./auth.js");
+        await (sub === "login" ? auth.login(name) : auth.logout(name));
         return;
       }
       if (sub) {
         const c = manager.get(sub);
         if (!c) throw new Error(`no MCP server named "${sub}": /mcp lists them`);
+        const { isReadOnly } = await import("./adapter.js");
         ctx.print(summary(c));
         if (c.serverInfo) ctx.print(`  server: ${c.serverInfo.name} ${c.serverInfo.version}`);
         if (c.instructions) ctx.print(`  instructions: ${c.instructions.replace(/\s+/g, " ").slice(0, 300)}`);

@@ -8,7 +8,8 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { z } from "zod";
+import * as z from "zod/mini";
+import { validateToolInput } from "../../kernel/index.js";
 
 /** A stdio server: a command Larik starts and talks to over stdin/stdout. */
 export interface StdioServerConfig {
@@ -48,14 +49,15 @@ export interface ServerEntry {
 }
 
 const strRecord = z.record(z.string(), z.string());
+// zod/mini: this module loads at every start-up, where classic zod would cost ~70 ms.
 const EntrySchema = z.object({
-  type: z.enum(["stdio", "http", "sse", "streamable-http", "streamableHttp"]).optional(),
-  command: z.string().min(1).optional(),
-  args: z.array(z.string()).optional(),
-  env: strRecord.optional(),
-  url: z.string().min(1).optional(),
-  headers: strRecord.optional(),
-  oauth: z.record(z.string(), z.unknown()).optional(),
+  type: z.optional(z.enum(["stdio", "http", "sse", "streamable-http", "streamableHttp"])),
+  command: z.optional(z.string().check(z.minLength(1))),
+  args: z.optional(z.array(z.string())),
+  env: z.optional(strRecord),
+  url: z.optional(z.string().check(z.minLength(1))),
+  headers: z.optional(strRecord),
+  oauth: z.optional(z.record(z.string(), z.unknown())),
 });
 
 /** JSON with object keys sorted at every level, so equal configs hash equally. */
@@ -95,7 +97,8 @@ export function expandVars(text: string, env: NodeJS.ProcessEnv): string {
  * @throws Error with a one-line message saying what to fix.
  */
 export function parseEntry(raw: unknown, env: NodeJS.ProcessEnv): ServerConfig {
-  const r = EntrySchema.safeParse(raw);
+  // the kernel's validator installs zod's English messages, which zod/mini lacks
+  const r = validateToolInput(EntrySchema, raw);
   if (!r.success) {
     const i = r.error.issues[0]!;
     throw new Error(`${i.path.join(".") || "entry"}: ${i.message}`);

@@ -13,8 +13,8 @@
  * traces and permission prompts still see `call_tool` rather than the target, and "always
  * allow" saves the rule `call_tool` (which then covers every deferred tool).
  */
-import { z } from "zod";
-import { invalidArguments, toolSpec, type AnyTool, type PreToolDecision, type ToolCallInfo } from "../../kernel/index.js";
+import * as z from "zod/mini";
+import { invalidArguments, prepareToolSpecs, toolSpec, validateToolInput, type AnyTool, type PreToolDecision, type ToolCallInfo } from "../../kernel/index.js";
 import type { McpTool } from "./adapter.js";
 
 /** More MCP tools than this defers them (auto mode). */
@@ -26,7 +26,10 @@ export const INDEX_BYTES = 8 * 1024;
 /** Characters of each description in the index. */
 export const INDEX_DESCRIPTION_CHARS = 90;
 
-/** Rough token count of tool definitions (4 bytes of JSON per token). */
+/**
+ * Rough token count of tool definitions (4 bytes of JSON per token). Needs their specs: tools
+ * without `inputJsonSchema` must have been through `prepareToolSpecs` (adapted MCP tools carry one).
+ */
 export function estimateTokens(tools: AnyTool[]): number {
   return Math.ceil(tools.reduce((n, t) => n + JSON.stringify(toolSpec(t)).length, 0) / 4);
 }
@@ -105,13 +108,14 @@ export function deferredTools(tools: McpTool[]): { tools: AnyTool[]; callTool: A
       "Search the MCP tools whose definitions are not loaded, by keywords or exact name; returns their full definitions. Run one with call_tool. Index (name: description):\n" +
       searchIndex(tools),
     input: z.object({
-      query: z.string().describe("Keywords or an exact tool name"),
-      max_results: z.number().int().min(1).max(20).optional().describe("At most this many tools (default 5)"),
+      query: z.string().check(z.describe("Keywords or an exact tool name")),
+      max_results: z.optional(z.int().check(z.gte(1), z.lte(20))).check(z.describe("At most this many tools (default 5)")),
     }),
     kind: "read",
     async run(input) {
       const { query, max_results } = input as { query: string; max_results?: number };
       const hits = rankTools(query, tools, max_results ?? 5);
+      await prepareToolSpecs(hits.map((h) => h.tool));
       if (!hits.length) return { content: `no deferred tool matches "${query}": try other words, or an exact name from the index in tool_search's description` };
       const defs = hits.map((h) => JSON.stringify(toolSpec(h.tool)));
       return { content: `${defs.join("\n")}\nRun one with call_tool {"tool": "<name>", "arguments": {…}}.` };
@@ -128,23 +132,25 @@ export function deferredTools(tools: McpTool[]): { tools: AnyTool[]; callTool: A
     description: "Run a deferred MCP tool found with tool_search. `arguments` must match that tool's input schema.",
     input: z
       .object({
-        tool: z.string().describe("The tool's exact name"),
-        arguments: z.unknown().meta({ type: "object", description: "The tool's arguments" }),
+        tool: z.string().check(z.describe("The tool's exact name")),
+        arguments: z.unknown().check(z.meta({ type: "object", description: "The tool's arguments" })),
       })
-      .superRefine((v, ctx) => {
-        const target = byName.get(v.tool);
-        if (!target) {
-          ctx.addIssue({ code: "custom", path: ["tool"], message: `unknown deferred tool "${v.tool}": find tools with tool_search` });
-          return;
-        }
-        const args = parseArguments(v.arguments);
-        if (!args.ok) {
-          ctx.addIssue({ code: "custom", path: ["arguments"], message: args.message });
-          return;
-        }
-        const r = target.input.safeParse(args.value);
-        if (!r.success) ctx.addIssue({ code: "custom", path: ["arguments"], message: invalidArguments(target.name, r.error) });
-      }),
+      .check(
+        z.superRefine((v, ctx) => {
+          const target = byName.get(v.tool);
+          if (!target) {
+            ctx.addIssue({ code: "custom", path: ["tool"], message: `unknown deferred tool "${v.tool}": find tools with tool_search` });
+            return;
+          }
+          const args = parseArguments(v.arguments);
+          if (!args.ok) {
+            ctx.addIssue({ code: "custom", path: ["arguments"], message: args.message });
+            return;
+          }
+          const r = validateToolInput(target.input, args.value);
+          if (!r.success) ctx.addIssue({ code: "custom", path: ["arguments"], message: invalidArguments(target.name, r.error) });
+        }),
+      ),
     kind: "other",
     async run(input, ctx) {
       const r = resolve(input);

@@ -5,7 +5,7 @@
  * `<mcp-resource>` text (at most 256 KB each). Reading is side-effect free by the MCP spec, so
  * both tools are `read`.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { capOutput, defineTool, errorText, type AnyTool } from "../../kernel/index.js";
 import type { McpConnection } from "./connection.js";
 import { ContentCollector } from "./results.js";
@@ -23,7 +23,7 @@ export function resourceTools(conns: () => McpConnection[]): AnyTool[] {
     name: "list_mcp_resources",
     description:
       "List the resources (files, documents, data) that connected MCP servers offer. Give `server` to list one server's. Read one with read_mcp_resource.",
-    input: z.object({ server: z.string().optional().describe("Only this MCP server's resources") }),
+    input: z.object({ server: z.optional(z.string()).check(z.describe("Only this MCP server's resources")) }),
     kind: "read",
     async run(input, ctx) {
       const all = withResources(conns());
@@ -50,8 +50,8 @@ export function resourceTools(conns: () => McpConnection[]): AnyTool[] {
     name: "read_mcp_resource",
     description: "Read one resource of an MCP server by its URI (as listed by list_mcp_resources).",
     input: z.object({
-      server: z.string().describe("The MCP server's name"),
-      uri: z.string().describe("The resource URI"),
+      server: z.string().check(z.describe("The MCP server's name")),
+      uri: z.string().check(z.describe("The resource URI")),
     }),
     kind: "read",
     async run(input, ctx) {

@@ -6,7 +6,10 @@
  * `$defs` and nullable unions (Gemini's OpenAPI subset, OpenAI's root-must-be-object rule;
  * WIRE-FORMATS tool sections), and the server's *original* one, which validates the arguments.
  */
-import { z } from "zod";
+// Classic zod (zod/mini has no `fromJSONSchema`), loaded only once a server connects. Named
+// imports, not the `z` namespace: using `z` as a value makes the bundle keep every export of zod,
+// all ~50 locales among them, in the chunk start-up shares with zod/mini.
+import { fromJSONSchema, unknown, type ZodType } from "zod";
 
 type Json = Record<string, unknown>;
 
@@ -112,7 +115,7 @@ function objectRoot(s: Json): Json {
 export type ValidatorKind = "zod" | "ajv" | "none";
 
 /**
- * A validator of the server's original schema. zod 4's `z.fromJSONSchema` is used when it can
+ * A validator of the server's original schema. zod 4's `fromJSONSchema` is used when it can
  * represent the schema (it handles `$ref`, recursion, unions); schemas it refuses (`not`,
  * conditionals) fall back to Ajv through the SDK's `AjvJsonSchemaValidator`, the validator the
  * SDK itself uses for tool output; a schema neither can compile is not enforced (`"none"`).
@@ -123,7 +126,7 @@ export async function buildValidator(original: unknown): Promise<{ kind: Validat
   const schema: Json = isObj(original) ? { ...original } : { type: "object" };
   delete schema.$schema;
   try {
-    const zs = z.fromJSONSchema(schema as never);
+    const zs = fromJSONSchema(schema as never);
     return {
       kind: "zod",
       check: (v) => {
@@ -152,12 +155,12 @@ export async function buildValidator(original: unknown): Promise<{ kind: Validat
 /**
  * The zod input of an MCP tool: validation by `check` (issues keep their paths, so the kernel's
  * `INVALID_ARGUMENTS` line names the field), advertised as exactly `advertised`. zod's
- * `toJSONSchema` merges registered metadata into the output, and an unconstrained `z.unknown()`
+ * `toJSONSchema` merges registered metadata into the output, and an unconstrained `unknown()`
  * contributes nothing of its own, so `toolSpec` renders the normalized schema byte for byte.
  * Parsing returns the arguments unchanged (the server applies its own defaults).
  */
-export function toolInput(advertised: Json, check: (v: unknown) => { path: PropertyKey[]; message: string }[]): z.ZodType<Record<string, unknown>> {
-  const base = z.unknown().superRefine((value, ctx) => {
+export function toolInput(advertised: Json, check: (v: unknown) => { path: PropertyKey[]; message: string }[]): ZodType<Record<string, unknown>> {
+  const base = unknown().superRefine((value, ctx) => {
     if (!isObj(value)) {
       ctx.addIssue({ code: "custom", message: "expected an object of arguments" });
       return;
@@ -165,5 +168,5 @@ export function toolInput(advertised: Json, check: (v: unknown) => { path: Prope
     for (const issue of check(value)) ctx.addIssue({ code: "custom", message: issue.message, path: issue.path });
   });
   // `.meta()` returns a copy carrying the metadata: return that copy.
-  return base.meta(advertised) as unknown as z.ZodType<Record<string, unknown>>;
+  return base.meta(advertised) as unknown as ZodType<Record<string, unknown>>;
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { toolSpec, type AnyTool } from "../../kernel/index.js";
+import { prepareToolSpecs, toolSpec, type AnyTool } from "../../kernel/index.js";
 import { collectServers, configHash, expandVars, parseEntry, toolSearchSetting } from "./config.js";
 import { mcpName, NameAllocator, TOOL_NAME_RE } from "./naming.js";
 import { buildValidator, normalizeSchema, toolInput } from "./schema.js";
@@ -123,6 +123,8 @@ describe("schema normalization", () => {
     expect(v.kind).toBe("zod");
     const input = toolInput(normalizeSchema(original), v.check);
     const tool = { name: "t", description: "d", input, kind: "read", run: async () => ({ content: "" }) } as AnyTool;
+    // derived from `input` (no inputJsonSchema): the metadata must render the schema as is
+    await prepareToolSpecs([tool]);
     expect(toolSpec(tool).input_schema).toEqual({ type: "object", properties: { n: { type: "integer", minimum: 1 } }, required: ["n"] });
     expect(input.safeParse({ n: 2 })).toEqual({ success: true, data: { n: 2 } });
     const bad = input.safeParse({ n: 0 });
@@ -162,7 +164,14 @@ describe("deferred tools", () => {
     server,
     remoteName: name,
     validator: "zod",
-    tool: { name: `mcp__${server}__${name}`, description, input: toolInput({ type: "object", properties: {} }, () => []), kind: "read", run: async () => ({ content: "" }) } as AnyTool,
+    tool: {
+      name: `mcp__${server}__${name}`,
+      description,
+      input: toolInput({ type: "object", properties: {} }, () => []),
+      inputJsonSchema: { type: "object", properties: {} },
+      kind: "read",
+      run: async () => ({ content: "" }),
+    } as AnyTool,
   });
   it("ranks name hits over description hits, exact names first", () => {
     const tools = [mk("a", "weather", "Forecast for a city"), mk("a", "city_info", "Facts about a place"), mk("b", "forecast", "Weather forecast")];

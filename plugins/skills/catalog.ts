@@ -5,7 +5,6 @@
 import picomatch from "picomatch";
 import type { Agent, Host, Skill } from "../../kernel/index.js";
 import { readBody, type Discovered, type Entry } from "./discover.js";
-import { inlineRunner, renderTemplate } from "./render.js";
 
 /** Longest description in the system prompt index (characters, §13 since v0.14). */
 export const INDEX_DESCRIPTION_CHARS = 160;
@@ -25,9 +24,18 @@ export function clip(text: string, max = INDEX_DESCRIPTION_CHARS): string {
   return t.length > max ? `${t.slice(0, max - 1).trimEnd()}…` : t;
 }
 
+/**
+ * Expands a skill or command body for `args`, inline commands judged by `agent`'s checker. The
+ * renderer is imported on first use: start-up lists skills, it renders none.
+ */
+export async function renderBody(body: string, args: string, agent: Agent): Promise<string> {
+  const { inlineRunner, renderTemplate } = await import("./render.js");
+  return renderTemplate(body, args, inlineRunner(agent));
+}
+
 /** Renders a skill body the way both the tool and `/name` deliver it. */
 export async function renderSkill(entry: Pick<Entry, "dir">, body: string, args: string, agent: Agent): Promise<string> {
-  const text = await renderTemplate(body, args, inlineRunner(agent));
+  const text = await renderBody(body, args, agent);
   return `Base directory for this skill: ${entry.dir}\n\n${text}`;
 }
 
@@ -85,7 +93,7 @@ export class Catalog {
         kind: "skill",
         load: async (args, agent) => {
           const body = await s.body();
-          return mine ? renderSkill(mine, body, args, agent) : renderTemplate(body, args, inlineRunner(agent));
+          return mine ? renderSkill(mine, body, args, agent) : renderBody(body, args, agent);
         },
       });
     }
@@ -95,7 +103,7 @@ export class Catalog {
         name: c.name,
         description: c.description,
         kind: "command",
-        load: async (args, agent) => renderTemplate(await readBody(c.file), args, inlineRunner(agent)),
+        load: async (args, agent) => renderBody(await readBody(c.file), args, agent),
       });
     }
     return out;

@@ -3,9 +3,8 @@
  * the `/skills` listing.
  */
 import type { Command, Host } from "../../kernel/index.js";
-import { clip, renderSkill, type Catalog } from "./catalog.js";
+import { clip, renderBody, renderSkill, type Catalog } from "./catalog.js";
 import { readBody, type Entry } from "./discover.js";
-import { inlineRunner, renderTemplate } from "./render.js";
 
 /** The `/name` command of a skill or custom command; it expands to a prompt. */
 export function entryCommand(e: Entry): Command {
@@ -16,7 +15,7 @@ export function entryCommand(e: Entry): Command {
     section: e.kind === "skill" ? "skills" : "custom commands",
     async run({ agent, args }) {
       const body = await readBody(e.file);
-      const prompt = e.kind === "skill" ? await renderSkill(e, body, args, agent) : await renderTemplate(body, args, inlineRunner(agent));
+      const prompt = e.kind === "skill" ? await renderSkill(e, body, args, agent) : await renderBody(body, args, agent);
       return { prompt };
     },
   };

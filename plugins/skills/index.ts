@@ -11,7 +11,6 @@ import { discoverCommands, discoverSkills, type Entry } from "./discover.js";
 import { skillTool } from "./tool.js";
 
 export { discoverSkills, discoverCommands, type Entry, type Discovered, type DiscoveryEnv } from "./discover.js";
-export { renderTemplate } from "./render.js";
 export { parseFrontmatter } from "./frontmatter.js";
 
 /** `skills.hide`: a list of globs; anything else is reported and ignored. */

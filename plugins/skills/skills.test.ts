@@ -8,7 +8,8 @@ import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { definePlugin, Host, type Agent, type AgentEvent, type PermissionMode, type Plugin, type Settings } from "../../kernel/index.js";
 import { ScriptedProvider, call, text } from "../../test/fakes/scripted-provider.js";
-import skillsPlugin, { discoverCommands, discoverSkills, parseFrontmatter, renderTemplate } from "./index.js";
+import skillsPlugin, { discoverCommands, discoverSkills, parseFrontmatter } from "./index.js";
+import { renderTemplate } from "./render.js";
 
 let root: string;
 let home: string;

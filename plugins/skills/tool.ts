@@ -3,13 +3,13 @@
  * names and descriptions; this tool returns the full, expanded body when the model needs it.
  * One instance per fresh context, over that context's frozen index.
  */
-import { z } from "zod";
+import * as z from "zod/mini";
 import { defineTool, errorText, type Agent } from "../../kernel/index.js";
 import type { IndexItem } from "./catalog.js";
 
 const SkillInput = z.object({
-  name: z.string().describe("The skill or command name, exactly as listed in the skills index"),
-  arguments: z.string().optional().describe("Arguments for the skill ($ARGUMENTS, $1..$9), if it takes any"),
+  name: z.string().check(z.describe("The skill or command name, exactly as listed in the skills index")),
+  arguments: z.optional(z.string()).check(z.describe("Arguments for the skill ($ARGUMENTS, $1..$9), if it takes any")),
 });
 
 /** Builds the tool for one agent's context. Unknown names are an error result naming the choices. */
