@@ -9,6 +9,7 @@
  * the same name wins; the losers are kept as `shadowed` for `/skills`. Symlinked folders are
  * followed.
  */
+import { statSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, join, relative } from "node:path";
@@ -81,6 +82,14 @@ function roots(d: DiscoveryEnv, personal: string[], cfgSub: string, project: str
   });
 }
 
+/**
+ * Sync on purpose: most roots do not exist, and a sync stat answers a miss in one syscall where
+ * an fs/promises call waits a thread-pool round trip; every start checks about ten roots.
+ */
+function dirExists(p: string): boolean {
+  return statSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
+}
+
 async function isDirectory(p: string): Promise<boolean> {
   try {
     return (await stat(p)).isDirectory();
@@ -118,6 +127,7 @@ export async function discoverSkills(d: DiscoveryEnv): Promise<Discovered> {
   const problems: string[] = [];
   for (const r of roots(d, [".agents/skills", ".claude/skills"], "skills", [".agents/skills", ".claude/skills", ".larik/skills"])) {
     let names: string[];
+    if (!dirExists(r.dir)) continue;
     try {
       names = (await readdir(r.dir)).sort();
     } catch {
@@ -158,7 +168,7 @@ export async function discoverSkills(d: DiscoveryEnv): Promise<Discovered> {
 }
 
 async function markdownFiles(dir: string, depth = 0): Promise<string[]> {
-  if (depth > 8) return [];
+  if (depth > 8 || !dirExists(dir)) return [];
   let names: string[];
   try {
     names = (await readdir(dir)).sort();
