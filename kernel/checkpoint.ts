@@ -56,36 +56,41 @@ export const noCheckpoints: CheckpointStore = {
 /** Default `checkpoint_retention_days` (§8). */
 export const DEFAULT_CHECKPOINT_RETENTION_DAYS = 7;
 
-const ManifestEntrySchema = z.discriminatedUnion("kind", [
-  z.object({
-    kind: z.literal("file"),
-    /** Project-relative, `/`-separated. */
-    path: z.string(),
-    /** Permission bits (`st_mode & 0o7777`). */
-    mode: z.int(),
-    /** Blob file name inside the turn folder. */
-    blob: z.string().check(z.regex(/^\d+\.bin$/)),
-    /** Bytes. */
-    size: z.int(),
-  }),
-  z.object({
-    kind: z.literal("absent"),
-    path: z.string(),
-    /** The first folder on the way that did not exist either (removed again by undo if empty). */
-    missing_dir: z.optional(z.string()),
-  }),
-]);
+// z.lazy: built at the first manifest read (an undo), not at every start-up
+const ManifestEntrySchema = z.lazy(() =>
+  z.discriminatedUnion("kind", [
+    z.object({
+      kind: z.literal("file"),
+      /** Project-relative, `/`-separated. */
+      path: z.string(),
+      /** Permission bits (`st_mode & 0o7777`). */
+      mode: z.int(),
+      /** Blob file name inside the turn folder. */
+      blob: z.string().check(z.regex(/^\d+\.bin$/)),
+      /** Bytes. */
+      size: z.int(),
+    }),
+    z.object({
+      kind: z.literal("absent"),
+      path: z.string(),
+      /** The first folder on the way that did not exist either (removed again by undo if empty). */
+      missing_dir: z.optional(z.string()),
+    }),
+  ]),
+);
 export type CheckpointEntry = z.infer<typeof ManifestEntrySchema>;
 
-const ManifestSchema = z.object({
-  version: z.literal(1),
-  turn: z.int(),
-  project_root: z.string(),
-  /** Entries in capture order; undo restores them last first. */
-  entries: z.array(ManifestEntrySchema),
-  /** ISO time the unit was undone; undone units are kept (numbering continues) without blobs. */
-  undone: z.optional(z.string()),
-});
+const ManifestSchema = z.lazy(() =>
+  z.object({
+    version: z.literal(1),
+    turn: z.int(),
+    project_root: z.string(),
+    /** Entries in capture order; undo restores them last first. */
+    entries: z.array(ManifestEntrySchema),
+    /** ISO time the unit was undone; undone units are kept (numbering continues) without blobs. */
+    undone: z.optional(z.string()),
+  }),
+);
 export type CheckpointManifest = z.infer<typeof ManifestSchema>;
 
 export interface CheckpointStoreOptions {

@@ -7,9 +7,15 @@
  * `text()` and `json()` out. Connection failures reject like fetch does: a TypeError whose
  * `cause` carries the system error (`ECONNREFUSED`, ...).
  */
-import { request as httpRequest, type IncomingMessage } from "node:http";
-import { request as httpsRequest } from "node:https";
+import type { IncomingMessage } from "node:http";
+import { createRequire } from "node:module";
 import { Readable } from "node:stream";
+
+// require, not import: node:https (TLS) costs ~3 ms to load and a plain-http local server never
+// needs it, and a CommonJS require of a built-in skips the ESM facade that an import builds.
+const nodeRequire = createRequire(import.meta.url);
+const transport = (protocol: string): typeof import("node:http") =>
+  nodeRequire(protocol === "https:" ? "node:https" : "node:http") as typeof import("node:http");
 
 /** The part of `RequestInit` that {@link nodeFetch} honours. */
 export interface NodeFetchInit {
@@ -61,7 +67,7 @@ class MinimalResponse {
 export function nodeFetch(url: string, init: NodeFetchInit = {}): Promise<Response> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const send = u.protocol === "https:" ? httpsRequest : httpRequest;
+    const send = transport(u.protocol).request;
     const headers = { ...init.headers };
     if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
     const signal = init.signal;

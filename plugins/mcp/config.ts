@@ -48,16 +48,19 @@ export interface ServerEntry {
   error?: string;
 }
 
-const strRecord = z.record(z.string(), z.string());
-// zod/mini: this module loads at every start-up, where classic zod would cost ~70 ms.
-const EntrySchema = z.object({
-  type: z.optional(z.enum(["stdio", "http", "sse", "streamable-http", "streamableHttp"])),
-  command: z.optional(z.string().check(z.minLength(1))),
-  args: z.optional(z.array(z.string())),
-  env: z.optional(strRecord),
-  url: z.optional(z.string().check(z.minLength(1))),
-  headers: z.optional(strRecord),
-  oauth: z.optional(z.record(z.string(), z.unknown())),
+// zod/mini: this module loads at every start-up, where classic zod would cost ~70 ms; z.lazy
+// builds the schema only when a server is configured.
+const EntrySchema = z.lazy(() => {
+  const strRecord = z.record(z.string(), z.string());
+  return z.object({
+    type: z.optional(z.enum(["stdio", "http", "sse", "streamable-http", "streamableHttp"])),
+    command: z.optional(z.string().check(z.minLength(1))),
+    args: z.optional(z.array(z.string())),
+    env: z.optional(strRecord),
+    url: z.optional(z.string().check(z.minLength(1))),
+    headers: z.optional(strRecord),
+    oauth: z.optional(z.record(z.string(), z.unknown())),
+  });
 });
 
 /** JSON with object keys sorted at every level, so equal configs hash equally. */

@@ -7,10 +7,13 @@ import * as z from "zod/mini";
 import { defineTool, errorText, type Agent } from "../../kernel/index.js";
 import type { IndexItem } from "./catalog.js";
 
-const SkillInput = z.object({
-  name: z.string().check(z.describe("The skill or command name, exactly as listed in the skills index")),
-  arguments: z.optional(z.string()).check(z.describe("Arguments for the skill ($ARGUMENTS, $1..$9), if it takes any")),
-});
+// z.lazy: built at the first call, not at every start-up
+const SkillInput = z.lazy(() =>
+  z.object({
+    name: z.string().check(z.describe("The skill or command name, exactly as listed in the skills index")),
+    arguments: z.optional(z.string()).check(z.describe("Arguments for the skill ($ARGUMENTS, $1..$9), if it takes any")),
+  }),
+);
 
 /** Builds the tool for one agent's context. Unknown names are an error result naming the choices. */
 export function skillTool(items: IndexItem[], agent: Agent) {
