@@ -10,7 +10,9 @@
 //     non-ASCII letters per event, each event shaped like the API's recorded ones in
 //     test/fixtures/providers, in 64 KB chunks), decoded to the final `done` event; best and
 //     median MB/s of 5 runs after 3 warm-up runs (target ≥ 100 MB/s), by wall clock and per
-//     second of process CPU time (steadier on a loaded machine);
+//     second of process CPU time (steadier on a loaded machine), and the wire's text deltas per
+//     second (the adapters merge the deltas of one read into one event, so the events yielded
+//     are far fewer; their text is checked against the stream's);
 //   - added latency: the time from handing the stream its first chunk (everything up to and
 //     including the first text delta) to the adapter yielding that first `text_delta`; median and
 //     p95 over the samples (default 300; target < 1 ms).
@@ -96,20 +98,26 @@ const ADAPTERS = [
 
 const enc = new TextEncoder();
 
-/** The synthetic body of about `mb` megabytes, pre-cut into 64 KB chunks. */
+/**
+ * The synthetic body of about `mb` megabytes, pre-cut into 64 KB chunks, with its number of
+ * text deltas and the length of their text (UTF-16 code units).
+ */
 function body(a, mb) {
   const parts = [a.head()];
   let size = parts[0].length;
-  for (let i = 0; size < mb * 1024 * 1024; i++) {
+  let textLength = 0;
+  let i = 0;
+  for (; size < mb * 1024 * 1024; i++) {
     const d = a.delta(i);
     parts.push(d);
     size += d.length;
+    textLength += piece(i).length;
   }
   parts.push(a.tail());
   const bytes = enc.encode(parts.join(""));
   const chunks = [];
   for (let i = 0; i < bytes.length; i += 65536) chunks.push(bytes.subarray(i, i + 65536));
-  return { bytes: bytes.length, chunks };
+  return { bytes: bytes.length, chunks, deltas: i, textLength };
 }
 
 const show = () => new Response(JSON.stringify({ capabilities: ["completion", "tools"], model_info: { "general.architecture": "qwen3", "qwen3.context_length": 40960 } }), { headers: { "content-type": "application/json" } });
@@ -124,7 +132,7 @@ const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const pct = (xs, p) => [...xs].sort((x, y) => x - y)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
 
 async function throughput(a) {
-  const { bytes, chunks } = body(a, MB);
+  const { bytes, chunks, deltas, textLength } = body(a, MB);
   const provider = a.make(
     stubFetch(() => {
       let i = 0;
@@ -138,19 +146,19 @@ async function throughput(a) {
   );
   const rates = [];
   const cpuRates = [];
-  let deltas = 0;
   for (let r = -WARMUP; r < RUNS; r++) {
-    deltas = 0;
+    let shown = 0;
     let done = false;
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     for await (const ev of provider.stream(request(a.model))) {
-      if (ev.type === "text_delta") deltas++;
+      if (ev.type === "text_delta") shown += ev.text.length;
       else if (ev.type === "done") done = true;
     }
     const s = (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
     if (!done) throw new Error(`${a.name}: no done event`);
+    if (shown !== textLength) throw new Error(`${a.name}: the text deltas hold ${shown} characters, the stream ${textLength}`);
     if (r >= 0) {
       rates.push(bytes / 1024 / 1024 / s);
       cpuRates.push(bytes / 1024 / 1024 / ((c.user + c.system) / 1e6));
@@ -211,7 +219,7 @@ async function measureOne(a) {
   const l = await latency(a);
   const perSec = (t.deltas / t.mb) * t.median;
   console.log(
-    `${a.name.padEnd(18)} ${t.best.toFixed(1).padStart(9)}  ${t.median.toFixed(1).padStart(11)}  ${t.cpu.toFixed(1).padStart(12)}  ${Math.round(perSec).toLocaleString("en").padStart(17)}  ${`${(l.median * 1000).toFixed(0)} µs`.padStart(12)}  ${`${(l.p95 * 1000).toFixed(0)} µs`.padStart(7)}`,
+    `${a.name.padEnd(18)} ${t.best.toFixed(1).padStart(9)}  ${t.median.toFixed(1).padStart(11)}  ${t.cpu.toFixed(1).padStart(12)}  ${Math.round(perSec).toLocaleString("en").padStart(19)}  ${`${(l.median * 1000).toFixed(0)} µs`.padStart(12)}  ${`${(l.p95 * 1000).toFixed(0)} µs`.padStart(7)}`,
   );
 }
 
@@ -224,7 +232,7 @@ if (only) {
   console.log(`provider stream decoding (${MB} MB synthetic streams, ${RUNS} runs after ${WARMUP} warm-up; ${SAMPLES} latency samples) on Node ${process.version}`);
   console.log(`load average ${(await import("node:os")).loadavg().map((x) => x.toFixed(1)).join(" ")} on ${(await import("node:os")).availableParallelism()} cores`);
   console.log("                   wall clock             per CPU second                first byte → first event");
-  console.log("adapter            MB/s best  MB/s median  MB/s median  deltas/s (median)   median      p95");
+  console.log("adapter            MB/s best  MB/s median  MB/s median  wire deltas/s (med)   median      p95");
   for (const a of ADAPTERS) {
     const out = execFileSync(process.execPath, [import.meta.filename, String(MB), String(SAMPLES)], { env: { ...process.env, BENCH_ADAPTER: a.name }, encoding: "utf8" });
     process.stdout.write(out);

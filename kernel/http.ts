@@ -517,51 +517,127 @@ export interface SseEvent {
 }
 
 /**
- * Decodes a `text/event-stream` body per the WHATWG algorithm (eventsource-parser 3): lines end
- * at CRLF, LF or CR, even when split across chunks; `:` comments are skipped; multi-line `data:`
- * is joined with `\n`; UTF-8 is decoded with a streaming decoder so a character split between
- * chunks survives. An event not closed by a blank line at EOF is dropped, as the spec says;
- * adapters detect truncation by their own terminator.
+ * Decodes a `text/event-stream` body per the WHATWG algorithm (eventsource-parser 3) and yields,
+ * for each network read, the events that read completed, in order (never an empty array): lines
+ * end at CRLF, LF or CR, even when split across chunks; `:` comments are skipped; multi-line
+ * `data:` is joined with `\n`; UTF-8 is decoded with a streaming decoder so a character split
+ * between chunks survives. An event not closed by a blank line at EOF is dropped, as the spec
+ * says; adapters detect truncation by their own terminator.
+ *
+ * Batches exist for speed: a fast stream brings hundreds of events per read, and one async step
+ * per read instead of one per event is most of what an adapter costs (bench/providers.mjs).
+ * Feed them to {@link runStreamDecoder}.
  * @throws as {@link readChunks}.
  */
-export async function* readSse(res: Response, opts: StreamReadOptions): AsyncGenerator<SseEvent> {
+export async function* readSseBatches(res: Response, opts: StreamReadOptions): AsyncGenerator<SseEvent[]> {
   const { createParser } = await import("eventsource-parser");
-  const queue: SseEvent[] = [];
-  const parser = createParser({ onEvent: (e) => queue.push({ event: e.event, data: e.data, id: e.id }) });
+  let batch: SseEvent[] = [];
+  // the parser's messages already have the SseEvent shape: no copy per event
+  const parser = createParser({ onEvent: (e) => void batch.push(e) });
   const decoder = new TextDecoder("utf-8");
+  const streaming = { stream: true };
+  let continues = false;
   for await (const chunk of readChunks(res, opts)) {
-    parser.feed(decoder.decode(chunk, { stream: true }));
-    while (queue.length) yield queue.shift()!;
+    // a short read (the usual one from a network) is decoded whole
+    if (chunk.length <= PIECE_BYTES) parser.feed(decoder.decode(chunk, streaming));
+    else for (const piece of linePieces(chunk, continues)) parser.feed(decoder.decode(piece, streaming));
+    if (chunk.length) continues = chunk[chunk.length - 1] !== LF;
+    if (batch.length) {
+      const done = batch;
+      batch = [];
+      yield done;
+    }
   }
   const rest = decoder.decode();
   if (rest) parser.feed(rest);
-  while (queue.length) yield queue.shift()!;
+  if (batch.length) yield batch;
+}
+
+/** Longest piece {@link linePieces} cuts, in bytes. */
+const PIECE_BYTES = 16384;
+const LF = 10;
+
+/**
+ * A read longer than {@link PIECE_BYTES} cut into pieces of at most that size that end right
+ * after an LF where there is one; when the previous read ended inside a line (`continues`), the
+ * first piece ends at the chunk's first LF. Where the cuts fall changes nothing in what is decoded (one streaming
+ * TextDecoder sees the bytes in order, and the SSE parser and the NDJSON reader take any split);
+ * it is for speed. A piece that ends a line leaves the parser no partial line, which it would
+ * otherwise copy together with the whole next read; only the first piece continues a partial
+ * line, and it is short. Small pieces also decode into strings that V8 keeps in its young
+ * generation instead of its large-object space (over 128 KB, which a 64 KB read of non-Latin-1
+ * text reaches).
+ */
+function linePieces(chunk: Uint8Array, continues: boolean): Uint8Array[] {
+  const n = chunk.length;
+  const pieces: Uint8Array[] = [];
+  let start = 0;
+  if (continues) {
+    const first = chunk.indexOf(LF);
+    if (first >= 0 && first < PIECE_BYTES && first < n - 1) {
+      pieces.push(chunk.subarray(0, first + 1));
+      start = first + 1;
+    }
+  }
+  while (start < n) {
+    let end = n;
+    if (n - start > PIECE_BYTES) {
+      const lf = chunk.lastIndexOf(LF, start + PIECE_BYTES - 1);
+      end = lf >= start ? lf + 1 : start + PIECE_BYTES;
+    }
+    pieces.push(chunk.subarray(start, end));
+    start = end;
+  }
+  return pieces;
 }
 
 /**
- * Decodes an `application/x-ndjson` body (Ollama): one JSON value per LF-terminated line,
- * CR stripped, empty lines skipped. A final line without LF is accepted when it parses.
+ * {@link readSseBatches} one event at a time, for callers that want no batches.
+ * @throws as {@link readChunks}.
+ */
+export async function* readSse(res: Response, opts: StreamReadOptions): AsyncGenerator<SseEvent> {
+  for await (const batch of readSseBatches(res, opts)) yield* batch;
+}
+
+/**
+ * Decodes an `application/x-ndjson` body (Ollama) and yields, for each network read, the JSON
+ * values of the lines that read completed, in order (never an empty array): one value per
+ * LF-terminated line, CR and surrounding whitespace stripped, empty lines skipped. A final line
+ * without LF is accepted when it parses. Values decoded before a bad line are yielded before the
+ * error is thrown, so output already received is still shown.
  * @throws ProviderError `server` for a line that is not JSON, `truncated` for an unparsable
  *   partial last line, and as {@link readChunks}.
  */
-export async function* readNdjson(res: Response, opts: StreamReadOptions): AsyncGenerator<unknown> {
+export async function* readNdjsonBatches(res: Response, opts: StreamReadOptions): AsyncGenerator<unknown[]> {
   const decoder = new TextDecoder("utf-8");
+  const streaming = { stream: true };
   let buf = "";
-  const parse = (line: string): unknown => {
-    try {
-      return JSON.parse(line);
-    } catch {
-      throw new ProviderError({ provider: opts.provider, kind: "server", message: `invalid JSON line in the response stream: ${oneLine(line, 120)}` });
-    }
-  };
   for await (const chunk of readChunks(res, opts)) {
-    buf += decoder.decode(chunk, { stream: true });
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl).replace(/\r$/, "").trim();
-      buf = buf.slice(nl + 1);
-      if (line) yield parse(line);
+    const batch: unknown[] = [];
+    let failure: ProviderError | undefined;
+    for (const piece of chunk.length <= PIECE_BYTES ? [chunk] : linePieces(chunk, buf !== "")) {
+      const text = decoder.decode(piece, streaming);
+      buf = buf ? buf + text : text;
+      let start = 0;
+      let nl: number;
+      // one slice per line and one per piece, instead of re-slicing the whole buffer per line
+      while ((nl = buf.indexOf("\n", start)) >= 0) {
+        const line = buf.slice(start, nl);
+        start = nl + 1;
+        if (!line) continue;
+        const value = parseNdjsonLine(line);
+        if (value === SKIP) continue;
+        if (value === BAD) {
+          failure = new ProviderError({ provider: opts.provider, kind: "server", message: `invalid JSON line in the response stream: ${oneLine(line, 120)}` });
+          break;
+        }
+        batch.push(value);
+      }
+      if (failure) break;
+      buf = start ? buf.slice(start) : buf;
     }
+    if (batch.length) yield batch;
+    if (failure) throw failure;
   }
   buf += decoder.decode();
   const last = buf.trim();
@@ -572,8 +648,264 @@ export async function* readNdjson(res: Response, opts: StreamReadOptions): Async
     } catch {
       throw truncatedError(opts.provider, "its last line was complete");
     }
-    yield value;
+    yield [value];
   }
+}
+
+const SKIP: unique symbol = Symbol("blank line");
+const BAD: unique symbol = Symbol("invalid line");
+
+/**
+ * One NDJSON line (without its LF) as a value, {@link SKIP} when blank, {@link BAD} when not JSON.
+ * JSON.parse already allows the CR and the spaces around a value, so the common line is parsed as
+ * it is; only a failure pays for `trim()`, whose wider notion of white space (NBSP, BOM…) the line
+ * format has always accepted.
+ */
+function parseNdjsonLine(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    const t = line.trim();
+    if (!t) return SKIP;
+    try {
+      return JSON.parse(t);
+    } catch {
+      return BAD;
+    }
+  }
+}
+
+/**
+ * {@link readNdjsonBatches} one value at a time, for callers that want no batches.
+ * @throws as {@link readNdjsonBatches}.
+ */
+export async function* readNdjson(res: Response, opts: StreamReadOptions): AsyncGenerator<unknown> {
+  for await (const batch of readNdjsonBatches(res, opts)) yield* batch;
+}
+
+/** Pieces between two joins in {@link TextAccumulator}. */
+const JOIN_EVERY = 256;
+
+// Module-private hooks between StreamOutput and TextAccumulator: a delta's pieces are joined
+// once, for the event and the accumulated text alike.
+const OPEN = Symbol("open");
+const SETTLE = Symbol("settle");
+
+/** A text or thinking delta whose pieces are still being gathered (see {@link StreamOutput}). */
+class PendingDelta {
+  /** Set once `into` stopped taking these pieces as its end (it was read, appended to or set). */
+  detached = false;
+
+  constructor(
+    readonly type: "text_delta" | "thinking_delta",
+    readonly pieces: string[],
+    readonly into: TextAccumulator | undefined,
+  ) {}
+}
+
+/**
+ * A string built from many small appends (a block's text from its deltas, a tool call's
+ * arguments from their fragments). `a += piece` per delta would keep one rope node and one tiny
+ * string per delta alive until the message is done; for a long answer that is hundreds of
+ * thousands of objects the garbage collector copies again and again (a fifth of the decoding
+ * time in bench/providers.mjs). Pieces are instead joined into flat strings every
+ * {@link JOIN_EVERY} pieces, so they die young; text shown through {@link StreamOutput.delta}
+ * is joined once per network read, for the event and the accumulator together.
+ */
+export class TextAccumulator {
+  #text: string;
+  readonly #parts: string[] = [];
+  // the delta StreamOutput is gathering for this text right now: its pieces are part of the text
+  #open: PendingDelta | undefined;
+
+  /** `initial`: the text to start from (a block start's own text). */
+  constructor(initial = "") {
+    this.#text = initial;
+  }
+
+  /** Adds `piece` at the end. */
+  append(piece: string): void {
+    this.#close();
+    this.#parts.push(piece);
+    if (this.#parts.length >= JOIN_EVERY) this.#join();
+  }
+
+  /** Replaces the whole text (a final value that supersedes the streamed pieces). */
+  set(text: string): void {
+    if (this.#open) this.#open.detached = true;
+    this.#open = undefined;
+    this.#parts.length = 0;
+    this.#text = text;
+  }
+
+  /** The text so far. */
+  toString(): string {
+    this.#close();
+    if (this.#parts.length) this.#join();
+    return this.#text;
+  }
+
+  #close(): void {
+    const open = this.#open;
+    if (!open) return;
+    // the event joins its pieces again at the flush: rare (the text was read or appended to
+    // before the end of the read)
+    this.#parts.push(open.pieces.join(""));
+    open.detached = true;
+    this.#open = undefined;
+  }
+
+  #join(): void {
+    this.#text += this.#parts.join("");
+    this.#parts.length = 0;
+  }
+
+  /** StreamOutput starts gathering `delta`'s pieces for this text. */
+  [OPEN](delta: PendingDelta): void {
+    this.#close();
+    this.#open = delta;
+  }
+
+  /** `delta`'s pieces were joined into `joined` for its event: take that string too. */
+  [SETTLE](delta: PendingDelta, joined: string): void {
+    if (this.#open !== delta) return;
+    this.#open = undefined;
+    if (this.#parts.length) this.#join();
+    // one rope node per network read is cheap; joining these larger strings again is not (each
+    // join allocates fresh pages for the whole text so far)
+    this.#text += joined;
+  }
+}
+
+/**
+ * The events one step of a {@link StreamDecoder} produces, in order. Consecutive text (or
+ * thinking) deltas of the same block are merged into one event: what {@link runStreamDecoder}
+ * drains at once is what one network read brought, so the pieces arrived together and the user
+ * sees the same text at the same moment, and hundreds of events per read become one for
+ * everything downstream.
+ */
+export class StreamOutput {
+  readonly #items: (StreamEvent | PendingDelta)[] = [];
+  // the last item when it is a delta that may take more pieces
+  #last: PendingDelta | undefined;
+
+  /** How many events (merged deltas count once) are waiting. */
+  get length(): number {
+    return this.#items.length;
+  }
+
+  /** Adds a non-delta event (tool start, notice, done); it ends any delta being merged. */
+  push(event: StreamEvent): void {
+    this.#items.push(event);
+    this.#last = undefined;
+  }
+
+  /**
+   * Adds `text` as a delta of `type`, and to `into` (the block's text) when given: the deltas
+   * shown are then exactly the text kept. Merged into the previous delta when that has the same
+   * type and block. Empty text is dropped.
+   */
+  delta(type: "text_delta" | "thinking_delta", text: string, into?: TextAccumulator): void {
+    if (!text) return;
+    const last = this.#last;
+    if (last !== undefined && last.type === type && last.into === into && !last.detached) {
+      last.pieces.push(text);
+      return;
+    }
+    const delta = new PendingDelta(type, [text], into);
+    this.#items.push(delta);
+    this.#last = delta;
+    into?.[OPEN](delta);
+  }
+
+  /** Takes the waiting events, deltas joined. */
+  drain(): StreamEvent[] {
+    const items = this.#items;
+    const events = new Array<StreamEvent>(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i]!;
+      if (item instanceof PendingDelta) {
+        const text = item.pieces.length === 1 ? item.pieces[0]! : item.pieces.join("");
+        item.into?.[SETTLE](item, text);
+        events[i] = { type: item.type, text };
+      } else events[i] = item;
+    }
+    items.length = 0;
+    this.#last = undefined;
+    return events;
+  }
+}
+
+/**
+ * A provider's stream decoder as a synchronous state machine, driven by {@link runStreamDecoder}:
+ * `T` is one wire item (an {@link SseEvent}, an NDJSON value).
+ */
+export interface StreamDecoder<T> {
+  /**
+   * Decodes one item, adding the events it means to `out`. Returns true at the stream's
+   * terminator: nothing after it is read.
+   * @throws ProviderError for an in-stream error or an invalid payload.
+   */
+  feed(item: T, out: StreamOutput): boolean;
+  /**
+   * The body ended before `feed` returned true: adds the closing events (a stream whose end is
+   * its terminator, as Gemini's) or throws.
+   * @throws ProviderError `truncated` when the terminator is missing.
+   */
+  end(out: StreamOutput): void;
+}
+
+/**
+ * Runs `decoder` over `source` (batches from {@link readSseBatches}/{@link readNdjsonBatches}, or
+ * single items; `T` must not itself be an array) and yields its events: those of a batch once the
+ * batch is decoded, except that the stream's first event is yielded as soon as it exists, so the
+ * first text is not held back behind the rest of its read. Events decoded before an error are
+ * yielded before it is thrown. Returns after the terminator (the source is closed, which cancels
+ * the body) or at the source's end after `decoder.end`.
+ * @throws what `decoder.feed`/`decoder.end` throw, and what `source` throws.
+ */
+export async function* runStreamDecoder<T>(source: AsyncIterable<T | readonly T[]>, decoder: StreamDecoder<T>): AsyncGenerator<StreamEvent> {
+  const out = new StreamOutput();
+  let first = true;
+  for await (const item of source) {
+    const batch: readonly T[] = Array.isArray(item) ? item : [item as T];
+    let i = 0;
+    while (i < batch.length) {
+      let finished = false;
+      let failed = false;
+      let failure: unknown;
+      try {
+        while (i < batch.length) {
+          if (decoder.feed(batch[i++]!, out)) {
+            finished = true;
+            break;
+          }
+          if (first && out.length) break;
+        }
+      } catch (err) {
+        failed = true;
+        failure = err;
+      }
+      if (out.length) {
+        first = false;
+        const events = out.drain();
+        for (let k = 0; k < events.length; k++) yield events[k]!;
+      }
+      if (failed) throw failure;
+      if (finished) return;
+    }
+  }
+  let failed = false;
+  let failure: unknown;
+  try {
+    decoder.end(out);
+  } catch (err) {
+    failed = true;
+    failure = err;
+  }
+  const events = out.drain();
+  for (let k = 0; k < events.length; k++) yield events[k]!;
+  if (failed) throw failure;
 }
 
 /**
@@ -646,7 +978,8 @@ export class ToolCallSalvage {
 
   /** Feeds one text delta; returns the text that is safe to show now and any recovered calls. */
   push(piece: string): { text: string; calls: SalvagedCall[] } {
-    if (this.#offered.size === 0) return { text: piece, calls: [] };
+    // Fast path: nothing held and no "<" means no tag can start or finish in this piece.
+    if (this.#offered.size === 0 || (!this.#held && !piece.includes("<"))) return { text: piece, calls: [] };
     let buf = this.#held + piece;
     let text = "";
     const calls: SalvagedCall[] = [];

@@ -135,6 +135,39 @@ describe("recorded Anthropic streams decode to the manifest's outcome", () => {
   }
 });
 
+describe("events per network read", () => {
+  /** The provider reading `file` from memory in reads of `size` bytes (the whole file when 0). */
+  async function eventsOf(file: string, size: number) {
+    const bytes = new Uint8Array(Buffer.from(fixture(file)));
+    const reads: Uint8Array[] = [];
+    for (let i = 0; i < bytes.length; i += size || bytes.length) reads.push(bytes.subarray(i, i + (size || bytes.length)));
+    const fetch = async () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          pull(c) {
+            const r = reads.shift();
+            if (r) c.enqueue(r);
+            else c.close();
+          },
+        }),
+      );
+    const p = new AnthropicProvider({ name: "anthropic", base_url: "http://replay.invalid", api_key: "k" }, { fetch: fetch as typeof globalThis.fetch });
+    return (await collect(p.stream(request()))).events;
+  }
+
+  it("merges the deltas of one read, yields the first alone and keeps the tool start in its place", async () => {
+    const whole = await eventsOf("anthropic/tool-use.sse", 0);
+    expect(whole.map((e) => e.type)).toEqual(["text_delta", "text_delta", "tool_use_start", "done"]);
+    const done = whole.at(-1) as Extract<(typeof whole)[number], { type: "done" }>;
+    expect(whole.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("")).toBe((done.message.blocks[0] as { text: string }).text);
+    // one byte per read: nothing arrives together, so every wire delta is its own event
+    const wire = fixture("anthropic/tool-use.sse").match(/"type":"text_delta"/g)!.length;
+    const bytewise = await eventsOf("anthropic/tool-use.sse", 1);
+    expect(bytewise.filter((e) => e.type === "text_delta")).toHaveLength(wire);
+    expect(bytewise.filter((e) => e.type !== "text_delta")).toEqual(whole.filter((e) => e.type !== "text_delta"));
+  });
+});
+
 describe("request body", () => {
   async function send(req: ModelRequest, name = "anthropic"): Promise<any> {
     server.enqueue({ status: 200, body: fixture("anthropic/text.sse") });

@@ -13,11 +13,18 @@ import {
   postJson,
   ProviderError,
   readNdjson,
+  readNdjsonBatches,
   readSse,
+  readSseBatches,
+  runStreamDecoder,
   sendJson,
   streamError,
+  TextAccumulator,
   ToolCallSalvage,
   type SseEvent,
+  StreamOutput,
+  type StreamDecoder,
+  type StreamEvent,
 } from "../kernel/index.js";
 import { ReplayServer } from "./fakes/replay-server.js";
 import { fixture, manifestFor } from "./fakes/recordings.js";
@@ -350,6 +357,229 @@ describe("readNdjson", () => {
       })(),
     );
     expect(err.kind).toBe("truncated");
+  });
+});
+
+/** A response whose body arrives as exactly these reads. */
+function bodyOf(reads: string[]): Response {
+  const enc = new TextEncoder();
+  let i = 0;
+  return new Response(
+    new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (i < reads.length) c.enqueue(enc.encode(reads[i++]));
+        else c.close();
+      },
+    }),
+  );
+}
+
+async function all<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+describe("readSseBatches", () => {
+  it("yields the events of each read together, in order, and no empty batch", async () => {
+    const reads = ["data: 1\n\ndata: 2\n\nda", "ta: 3\n", "\n", ": keep-alive\n\n", "data: 4\r\n\r\ndata: 5\n\n"];
+    const batches = await all(readSseBatches(bodyOf(reads), { provider: "p" }));
+    expect(batches.map((b) => b.map((e) => e.data))).toEqual([["1", "2"], ["3"], ["4", "5"]]);
+  });
+
+  it("decodes big reads exactly: long lines, multi-byte characters and CRLF across its internal cuts", async () => {
+    const long = "é€🎉x".repeat(9000); // ~80 KB of 1- to 4-byte characters on one line
+    const events = [`data: ${long}\r\n\r\n`, "data: a\n\n", `event: e\ndata: ${long.slice(7)}\ndata: 2\n\n`];
+    for (let i = 0; i < 400; i++) events.push(`data: {"i":${i},"t":"ü€"}\r\n\r\n`);
+    const body = events.join("");
+    const bytes = new TextEncoder().encode(body);
+    const want = (await all(readSse(bodyOf([body]), { provider: "p" }))).map((e) => [e.event, e.data]);
+    expect(want).toHaveLength(403);
+    expect(want[0]).toEqual([undefined, long]);
+    expect(want[1]).toEqual([undefined, "a"]);
+    expect(want[2]).toEqual(["e", `${long.slice(7)}\n2`]);
+    expect(want.slice(3)).toEqual(Array.from({ length: 400 }, (_, i) => [undefined, `{"i":${i},"t":"ü€"}`]));
+    // the same body in reads of 70 000 and 1 000 bytes (cut anywhere, even inside a character)
+    for (const size of [70_000, 1_000]) {
+      const reads: Uint8Array[] = [];
+      for (let i = 0; i < bytes.length; i += size) reads.push(bytes.subarray(i, i + size));
+      const res = new Response(new ReadableStream<Uint8Array>({ pull: (c) => (reads.length ? c.enqueue(reads.shift()!) : c.close()) }));
+      expect((await all(readSse(res, { provider: "p" }))).map((e) => [e.event, e.data])).toEqual(want);
+    }
+  });
+
+  it("readSse is the same events one at a time", async () => {
+    const reads = ["event: a\ndata: x\n\nevent: b\ndata: y\ndata: z\n\n"];
+    expect(await all(readSse(bodyOf(reads), { provider: "p" }))).toEqual([
+      { event: "a", data: "x", id: undefined },
+      { event: "b", data: "y\nz", id: undefined },
+    ]);
+  });
+});
+
+describe("readNdjsonBatches", () => {
+  it("parses the lines of each read together; CR, blank and padded lines are fine", async () => {
+    const reads = ['{"a":1}\r\n\n  {"b":2}  \n{"c"', ':3}\n\u00a0{"d":4}\u00a0\n \r\n', '{"e":5}'];
+    const batches = await all(readNdjsonBatches(bodyOf(reads), { provider: "p" }));
+    expect(batches).toEqual([[{ a: 1 }, { b: 2 }], [{ c: 3 }, { d: 4 }], [{ e: 5 }]]);
+  });
+
+  it("yields the lines before a bad one, then throws naming it", async () => {
+    const seen: unknown[] = [];
+    const err = await caught(
+      (async () => {
+        for await (const b of readNdjsonBatches(bodyOf(['{"a":1}\n{"b":2}\nnot json\n{"c":3}\n']), { provider: "p" })) seen.push(...b);
+      })(),
+    );
+    expect(seen).toEqual([{ a: 1 }, { b: 2 }]);
+    expect([err.kind, err.message]).toEqual(["server", "invalid JSON line in the response stream: not json"]);
+  });
+
+  it("decodes a big read with a line longer than its internal cuts", async () => {
+    const long = "ä€🎉".repeat(12_000);
+    const lines = [JSON.stringify({ t: long }), ...Array.from({ length: 300 }, (_, i) => JSON.stringify({ i, t: "ö€" })), JSON.stringify({ end: long.slice(3) })];
+    const values = (await all(readNdjsonBatches(bodyOf([`${lines.join("\n")}\n`]), { provider: "p" }))).flat();
+    expect(values).toEqual(lines.map((l) => JSON.parse(l)));
+  });
+
+  it("readNdjson is the same values one at a time", async () => {
+    expect(await all(readNdjson(bodyOf(['{"a":1}\n[2]\n', "3\n"]), { provider: "p" }))).toEqual([{ a: 1 }, [2], 3]);
+  });
+});
+
+describe("runStreamDecoder", () => {
+  /** Items are `t:…` (text), `k:…` (thinking), `s:…` (tool start), `!` (error), `.` (terminator). */
+  class Fake implements StreamDecoder<string> {
+    fed: string[] = [];
+    text = new TextAccumulator();
+    feed(item: string, out: StreamOutput): boolean {
+      this.fed.push(item);
+      const [kind, rest = ""] = item.split(":");
+      if (kind === "t") out.delta("text_delta", rest, this.text);
+      else if (kind === "k") out.delta("thinking_delta", rest);
+      else if (kind === "s") out.push({ type: "tool_use_start", id: rest, name: "n" });
+      else if (kind === "!") throw new Error("boom");
+      else if (kind === ".") return true;
+      return false;
+    }
+    end(out: StreamOutput): void {
+      out.push({ type: "notice", text: `end: ${this.text}` });
+    }
+  }
+  async function* source(...batches: string[][]) {
+    yield* batches;
+  }
+
+  it("merges adjacent deltas of one batch, never across a tool start, a type change or a batch", async () => {
+    const events = await all(runStreamDecoder(source(["t:a"], ["t:b", "t:c", "k:x", "k:y", "t:d", "s:1", "t:e", "t:"], ["t:f"]), new Fake()));
+    expect(events).toEqual([
+      { type: "text_delta", text: "a" },
+      { type: "text_delta", text: "bc" },
+      { type: "thinking_delta", text: "xy" },
+      { type: "text_delta", text: "d" },
+      { type: "tool_use_start", id: "1", name: "n" },
+      { type: "text_delta", text: "e" },
+      { type: "text_delta", text: "f" },
+      { type: "notice", text: "end: abcdef" },
+    ]);
+  });
+
+  it("yields the stream's first event before decoding the rest of its batch", async () => {
+    const fake = new Fake();
+    const it = runStreamDecoder(source(["s:0", "t:a", "t:b"]), fake);
+    expect((await it.next()).value).toEqual({ type: "tool_use_start", id: "0", name: "n" });
+    expect(fake.fed).toEqual(["s:0"]);
+    expect((await it.next()).value).toEqual({ type: "text_delta", text: "ab" });
+  });
+
+  it("yields what was decoded before an error, then throws it; stops reading at the terminator", async () => {
+    const got: StreamEvent[] = [];
+    const run = async () => {
+      for await (const e of runStreamDecoder(source(["t:a"], ["t:b", "t:c", "!", "t:never"]), new Fake())) got.push(e);
+    };
+    await expect(run()).rejects.toThrow("boom");
+    expect(got.map((e) => (e as { text: string }).text)).toEqual(["a", "bc"]);
+    const fake = new Fake();
+    expect(await all(runStreamDecoder(source(["t:a", "."], ["t:never"]), fake))).toEqual([{ type: "text_delta", text: "a" }]);
+    expect(fake.fed).toEqual(["t:a", "."]);
+  });
+
+  it("takes single items as well as batches", async () => {
+    async function* single() {
+      yield "t:a";
+      yield "t:b";
+    }
+    expect(await all(runStreamDecoder(single(), new Fake()))).toEqual([
+      { type: "text_delta", text: "a" },
+      { type: "text_delta", text: "b" },
+      { type: "notice", text: "end: ab" },
+    ]);
+  });
+});
+
+describe("StreamOutput with TextAccumulator", () => {
+  it("keeps the accumulated text exact however deltas, appends, reads and set() interleave", () => {
+    const out = new StreamOutput();
+    const acc = new TextAccumulator("0");
+    out.delta("text_delta", "a", acc);
+    out.delta("text_delta", "b", acc);
+    expect(acc.toString()).toBe("0ab"); // a read before the flush
+    out.delta("text_delta", "c", acc); // lands after the read: a new event
+    acc.append("(hidden)");
+    out.delta("text_delta", "d", acc);
+    out.delta("text_delta", "", acc);
+    const other = new TextAccumulator();
+    out.delta("text_delta", "x", other); // another block: not merged
+    out.delta("text_delta", "e", acc);
+    expect(out.drain()).toEqual([
+      { type: "text_delta", text: "ab" },
+      { type: "text_delta", text: "c" },
+      { type: "text_delta", text: "d" },
+      { type: "text_delta", text: "x" },
+      { type: "text_delta", text: "e" },
+    ]);
+    expect(out.length).toBe(0);
+    expect([acc.toString(), other.toString()]).toEqual(["0abc(hidden)de", "x"]);
+    out.delta("thinking_delta", "p", acc);
+    acc.set("replaced");
+    out.delta("thinking_delta", "q", acc);
+    expect(out.drain()).toEqual([
+      { type: "thinking_delta", text: "p" },
+      { type: "thinking_delta", text: "q" },
+    ]);
+    expect(acc.toString()).toBe("replacedq");
+  });
+
+  it("holds the text of many reads of many pieces", () => {
+    const out = new StreamOutput();
+    const acc = new TextAccumulator();
+    let shown = "";
+    let want = "";
+    for (let read = 0; read < 300; read++) {
+      for (let i = 0; i < 7; i++) {
+        out.delta("text_delta", `${read}.${i} `, acc);
+        want += `${read}.${i} `;
+      }
+      const events = out.drain();
+      expect(events).toHaveLength(1);
+      shown += (events[0] as { text: string }).text;
+    }
+    expect([shown, acc.toString()]).toEqual([want, want]);
+  });
+});
+
+describe("TextAccumulator", () => {
+  it("joins any number of pieces in order; set() replaces them", () => {
+    const pieces = Array.from({ length: 1000 }, (_, i) => `${i},`);
+    const t = new TextAccumulator("start:");
+    for (const p of pieces) t.append(p);
+    expect(t.toString()).toBe(`start:${pieces.join("")}`);
+    t.append("more");
+    expect(t.toString()).toBe(`start:${pieces.join("")}more`);
+    t.append("x");
+    t.set("final");
+    expect(t.toString()).toBe("final");
+    expect(new TextAccumulator().toString()).toBe("");
   });
 });
 

@@ -278,6 +278,36 @@ describe("stream details", () => {
   });
 });
 
+describe("events per network read", () => {
+  it("merges the deltas of one read and yields the first alone; one line per read gives one event per line", async () => {
+    const body = fixture("ollama/thinking.ndjson");
+    const run = async (reads: string[]) => {
+      const fetch = async (url: string | URL | Request) =>
+        String(url).endsWith("/api/show")
+          ? new Response("{}")
+          : new Response(
+              new ReadableStream<Uint8Array>({
+                pull(c) {
+                  const r = reads.shift();
+                  if (r !== undefined) c.enqueue(new TextEncoder().encode(r));
+                  else c.close();
+                },
+              }),
+            );
+      const p = new OllamaProvider({ name: "ollama", base_url: "http://replay.invalid" }, { fetch: fetch as typeof globalThis.fetch });
+      return (await collect(p.stream(request()))).events;
+    };
+    const whole = await run([body]);
+    expect(whole.map((e) => e.type)).toEqual(["thinking_delta", "thinking_delta", "text_delta", "done"]);
+    const lines = body.split(/(?<=\n)/);
+    const each = await run([...lines]);
+    const deltas = lines.filter((l) => /"(content|thinking)":"[^"]/.test(l)).length;
+    expect(each.filter((e) => e.type === "text_delta" || e.type === "thinking_delta")).toHaveLength(deltas);
+    const text = (es: typeof whole, t: string) => es.flatMap((e) => (e.type === t ? [(e as { text: string }).text] : [])).join("");
+    expect([text(each, "text_delta"), text(each, "thinking_delta")]).toEqual([text(whole, "text_delta"), text(whole, "thinking_delta")]);
+  });
+});
+
 describe("multi-turn through the loop", () => {
   it("every request keeps the previous request's messages as a byte-identical prefix", async () => {
     const host = await Host.create({

@@ -17,7 +17,8 @@ import {
 } from "../kernel/index.js";
 import chatPlugin, { chatFactories } from "../plugins/openai-compatible/index.js";
 import { ChatCompletionsProvider } from "../plugins/openai-compatible/provider.js";
-import { CHAT_PRESETS } from "../plugins/openai-compatible/presets.js";
+import { CHAT_PRESETS, GENERIC_PRESET } from "../plugins/openai-compatible/presets.js";
+import { alnum9Ids, buildChatBody } from "../plugins/openai-compatible/request.js";
 import { collect, ReplayServer, sseBody, type Chunking } from "./fakes/replay-server.js";
 import { fixture, manifestFor } from "./fakes/recordings.js";
 
@@ -332,6 +333,53 @@ describe("request body", () => {
 
   it("mistral gets no stream_options", async () => {
     expect((await send(request(), "mistral")).stream_options).toBeUndefined();
+  });
+
+  it("mistral gets tool-call ids of 9 alphanumerics, the same ones every request", async () => {
+    const messages: Message[] = [
+      { role: "user", blocks: [{ type: "text", text: "go" }] },
+      {
+        role: "assistant",
+        blocks: [
+          { type: "tool_use", id: "toolu_01A09q90qw90lq917835lq9", name: "read", input: { path: "a" } },
+          { type: "tool_use", id: "D681PevKs", name: "read", input: { path: "b" } },
+        ],
+      },
+      {
+        role: "user",
+        blocks: [
+          { type: "tool_result", id: "toolu_01A09q90qw90lq917835lq9", content: "A", images: [{ media_type: "image/png", data: "iVBOR" }] },
+          { type: "tool_result", id: "D681PevKs", content: "B" },
+        ],
+      },
+      { role: "assistant", blocks: [{ type: "tool_use", id: "call_larik_m1x2_0", name: "read", input: {} }] },
+      { role: "user", blocks: [{ type: "tool_result", id: "call_larik_m1x2_0", content: "C" }] },
+    ];
+    const first = await send(request({ messages }), "mistral");
+    const calls = [...first.messages[2].tool_calls, ...first.messages[6].tool_calls].map((c: any) => c.id);
+    const results = first.messages.filter((m: any) => m.role === "tool").map((m: any) => m.tool_call_id);
+    for (const id of calls) expect(id).toMatch(/^[A-Za-z0-9]{9}$/);
+    // pinned: the mapping is sha256-based, the same in every process and every release
+    expect(calls).toEqual(["tBziUm3pE", "D681PevKs", "mKwHFHCou"]);
+    expect(results).toEqual(calls);
+    expect(first.messages[5].content[0].text).toBe(`<tool-images tool_call_id="${calls[0]}">The tool call ${calls[0]} returned these images.</tool-images>`);
+    // the next request repeats the conversation byte for byte (the prompt prefix stays cached)
+    const again = await send(request({ messages: [...messages, { role: "assistant", blocks: [{ type: "text", text: "done" }] }] }), "mistral");
+    expect(JSON.stringify(again.messages.slice(0, first.messages.length))).toBe(JSON.stringify(first.messages));
+    // a custom provider pointing at Mistral's API is mapped too; other servers get the ids as they are
+    const custom = buildChatBody(request({ messages }), { provider: "la-plateforme", preset: GENERIC_PRESET, baseUrl: "https://api.mistral.ai/v1" });
+    expect((custom.messages as any[])[2].tool_calls.map((c: any) => c.id)).toEqual(calls.slice(0, 2));
+    const plain = await send(request({ messages }), "groq");
+    expect(plain.messages[2].tool_calls.map((c: any) => c.id)).toEqual(["toolu_01A09q90qw90lq917835lq9", "D681PevKs"]);
+  });
+
+  it("alnum9Ids keeps two ids apart even when their hashes meet", () => {
+    const ids = alnum9Ids();
+    const a = ids("toolu_x");
+    expect(ids("toolu_x")).toBe(a);
+    // a native id equal to an earlier mapped one must not take its place
+    expect(ids(a)).not.toBe(a);
+    expect(ids(a)).toMatch(/^[A-Za-z0-9]{9}$/);
   });
 });
 

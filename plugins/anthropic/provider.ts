@@ -4,7 +4,7 @@
  */
 import {
   joinUrl,
-  readSse,
+  readSseBatches,
   sendJson,
   type CatalogEntry,
   type HttpOptions,
@@ -83,7 +83,7 @@ export class AnthropicProvider implements Provider {
       };
       res = yield* send();
     }
-    const events = readSse(res, { provider: this.name, stallTimeout: this.#config.stall_timeout ?? 300, signal: req.signal, url });
+    const events = readSseBatches(res, { provider: this.name, stallTimeout: this.#config.stall_timeout ?? 300, signal: req.signal, url });
     yield* decodeAnthropicStream(events, { provider: this.name, model: req.model });
   }
 }

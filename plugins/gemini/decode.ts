@@ -5,11 +5,15 @@
 import {
   classifyHttpError,
   parseJsonEvent,
+  runStreamDecoder,
+  TextAccumulator,
   truncatedError,
   type Block,
   type ModelStopReason,
   type ProviderError,
   type SseEvent,
+  type StreamDecoder,
+  type StreamOutput,
   type StreamEvent,
   type Usage,
 } from "../../kernel/index.js";
@@ -67,8 +71,8 @@ const mintId = () => `${MINTED_ID_PREFIX}${Date.now().toString(36)}_${(minted++)
 
 /**
  * Decodes one response. Answer text and thought summaries (`thought: true` parts) are yielded as
- * they come, `tool_use_start` per function call (calls arrive whole), and one `done` when the
- * stream ends after a `finishReason`.
+ * they come (the deltas of one network read merged into one event), `tool_use_start` per
+ * function call (calls arrive whole), and one `done` when the stream ends after a `finishReason`.
  *
  * - Consecutive unsigned text parts are joined; a part with a `thoughtSignature` keeps it as its
  *   own block, so the model turn can be sent back part for part (an empty signed part too).
@@ -77,81 +81,109 @@ const mintId = () => `${MINTED_ID_PREFIX}${Date.now().toString(36)}_${(minted++)
  * - Usage is the last chunk's `usageMetadata`; a prompt blocked by `promptFeedback.blockReason`
  *   finishes as a refusal.
  *
+ * `events`: batches from `readSseBatches` (fastest) or single events.
  * @throws ProviderError from an in-stream `error` chunk; `truncated` when the stream ends without
  *   a `finishReason` (Gemini has no other terminator).
  */
-export async function* decodeGeminiStream(events: AsyncIterable<SseEvent>, ctx: GeminiDecodeContext): AsyncGenerator<StreamEvent> {
-  const blocks: Block[] = [];
-  let thinking: Extract<Block, { type: "thinking" }> | undefined;
-  // the text block still open for unsigned parts
-  let open: Extract<Block, { type: "text" }> | undefined;
-  let finish: string | undefined;
-  let finishMessage: string | undefined;
-  let blocked: string | undefined;
-  let usage: Raw | undefined;
-  let hasCalls = false;
+export function decodeGeminiStream(events: AsyncIterable<SseEvent | readonly SseEvent[]>, ctx: GeminiDecodeContext): AsyncGenerator<StreamEvent> {
+  return runStreamDecoder(events, new GeminiDecoder(ctx));
+}
 
-  for await (const ev of events) {
-    const chunk = parseJsonEvent(ctx.provider, ev.data) as Raw;
-    if (!chunk || typeof chunk !== "object") continue;
-    if (chunk.error) throw geminiStreamError(ctx.provider, chunk);
-    if (chunk.usageMetadata && typeof chunk.usageMetadata === "object") usage = chunk.usageMetadata;
-    if (typeof chunk.promptFeedback?.blockReason === "string") blocked = chunk.promptFeedback.blockReason;
-    const cand: Raw | undefined = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
-    if (!cand) continue;
-    const parts: Raw[] = Array.isArray(cand.content?.parts) ? cand.content.parts : [];
-    for (const part of parts) {
-      const signature = typeof part.thoughtSignature === "string" && part.thoughtSignature ? part.thoughtSignature : undefined;
-      if (part.thought === true) {
-        const t = typeof part.text === "string" ? part.text : "";
-        if (t) {
-          if (!thinking) {
-            thinking = { type: "thinking", text: "", provider: ctx.provider, display_only: true };
-            blocks.push(thinking);
-          }
-          thinking.text += t;
-          yield { type: "thinking_delta", text: t };
-        }
-        // a signature on a summary part is kept on an empty text part, which is replayed
-        if (signature) {
-          blocks.push({ type: "text", text: "", signature, provider: ctx.provider });
-          open = undefined;
-        }
-      } else if (part.functionCall && typeof part.functionCall === "object") {
-        const fc = part.functionCall as Raw;
-        const id = typeof fc.id === "string" && fc.id ? fc.id : mintId();
-        const name = String(fc.name ?? "");
-        const input = fc.args && typeof fc.args === "object" && !Array.isArray(fc.args) ? fc.args : {};
-        blocks.push({ type: "tool_use", id, name, input, provider: ctx.provider, ...(signature ? { signature } : {}) });
-        open = undefined;
-        hasCalls = true;
-        yield { type: "tool_use_start", id, name };
-      } else if (typeof part.text === "string") {
-        if (part.text) yield { type: "text_delta", text: part.text };
-        if (signature) {
-          blocks.push({ type: "text", text: part.text, signature, provider: ctx.provider });
-          open = undefined;
-        } else if (part.text) {
-          if (!open) {
-            open = { type: "text", text: "" };
-            blocks.push(open);
-          }
-          open.text += part.text;
-        }
-      } else {
-        // executableCode, codeExecutionResult, inlineData…: kept for replay to this model
-        blocks.push({ type: "opaque", provider: ctx.provider, raw: part });
-        open = undefined;
-      }
-    }
-    if (typeof cand.finishReason === "string" && cand.finishReason) finish = cand.finishReason;
-    if (typeof cand.finishMessage === "string") finishMessage = cand.finishMessage;
+/** A block of the message being built; text is accumulated until the end. */
+type Pending = Block | { type: "text"; text: TextAccumulator } | { type: "thinking"; text: TextAccumulator; provider: string; display_only: true };
+
+/** The state of one response between chunks (see {@link decodeGeminiStream}). */
+class GeminiDecoder implements StreamDecoder<SseEvent> {
+  readonly #ctx: GeminiDecodeContext;
+  readonly #blocks: Pending[] = [];
+  #thinking: TextAccumulator | undefined;
+  // the text block still open for unsigned parts
+  #open: TextAccumulator | undefined;
+  #finish: string | undefined;
+  #finishMessage: string | undefined;
+  #blocked: string | undefined;
+  #usage: Raw | undefined;
+  #hasCalls = false;
+
+  constructor(ctx: GeminiDecodeContext) {
+    this.#ctx = ctx;
   }
-  if (!finish && !blocked) throw truncatedError(ctx.provider, "a finishReason");
-  let stop: ModelStopReason;
-  if (!finish) stop = "refusal";
-  else stop = mapFinishReason(finish, hasCalls);
-  if (blocked) yield { type: "notice", text: `${ctx.provider}: the prompt was blocked (${blocked})` };
-  else if (stop === "error") yield { type: "notice", text: `${ctx.provider}: the model stopped with ${finish}${finishMessage ? `: ${finishMessage}` : ""}` };
-  yield { type: "done", message: { role: "assistant", blocks, model: ctx.model }, usage: mapGeminiUsage(usage), stop_reason: stop };
+
+  feed(ev: SseEvent, out: StreamOutput): boolean {
+    const provider = this.#ctx.provider;
+    const chunk = parseJsonEvent(provider, ev.data) as Raw;
+    if (!chunk || typeof chunk !== "object") return false;
+    if (chunk.error) throw geminiStreamError(provider, chunk);
+    if (chunk.usageMetadata && typeof chunk.usageMetadata === "object") this.#usage = chunk.usageMetadata;
+    if (typeof chunk.promptFeedback?.blockReason === "string") this.#blocked = chunk.promptFeedback.blockReason;
+    const cand: Raw | undefined = Array.isArray(chunk.candidates) ? chunk.candidates[0] : undefined;
+    if (!cand) return false;
+    const parts = cand.content?.parts;
+    if (Array.isArray(parts)) {
+      for (let p = 0; p < parts.length; p++) this.#part(parts[p] as Raw, out);
+    }
+    if (typeof cand.finishReason === "string" && cand.finishReason) this.#finish = cand.finishReason;
+    if (typeof cand.finishMessage === "string") this.#finishMessage = cand.finishMessage;
+    return false;
+  }
+
+  #part(part: Raw, out: StreamOutput): void {
+    const provider = this.#ctx.provider;
+    const signature = typeof part.thoughtSignature === "string" && part.thoughtSignature ? part.thoughtSignature : undefined;
+    if (part.thought === true) {
+      const t = typeof part.text === "string" ? part.text : "";
+      if (t) {
+        if (!this.#thinking) {
+          this.#thinking = new TextAccumulator();
+          this.#blocks.push({ type: "thinking", text: this.#thinking, provider, display_only: true });
+        }
+        out.delta("thinking_delta", t, this.#thinking);
+      }
+      // a signature on a summary part is kept on an empty text part, which is replayed
+      if (signature) {
+        this.#blocks.push({ type: "text", text: "", signature, provider });
+        this.#open = undefined;
+      }
+    } else if (part.functionCall && typeof part.functionCall === "object") {
+      const fc = part.functionCall as Raw;
+      const id = typeof fc.id === "string" && fc.id ? fc.id : mintId();
+      const name = String(fc.name ?? "");
+      const input = fc.args && typeof fc.args === "object" && !Array.isArray(fc.args) ? fc.args : {};
+      this.#blocks.push({ type: "tool_use", id, name, input, provider, ...(signature ? { signature } : {}) });
+      this.#open = undefined;
+      this.#hasCalls = true;
+      out.push({ type: "tool_use_start", id, name });
+    } else if (typeof part.text === "string") {
+      if (signature) {
+        out.delta("text_delta", part.text);
+        this.#blocks.push({ type: "text", text: part.text, signature, provider });
+        this.#open = undefined;
+      } else if (part.text) {
+        if (!this.#open) {
+          this.#open = new TextAccumulator();
+          this.#blocks.push({ type: "text", text: this.#open });
+        }
+        out.delta("text_delta", part.text, this.#open);
+      }
+    } else {
+      // executableCode, codeExecutionResult, inlineData…: kept for replay to this model
+      this.#blocks.push({ type: "opaque", provider, raw: part });
+      this.#open = undefined;
+    }
+  }
+
+  end(out: StreamOutput): void {
+    const { provider, model } = this.#ctx;
+    const finish = this.#finish;
+    if (!finish && !this.#blocked) throw truncatedError(provider, "a finishReason");
+    const stop: ModelStopReason = finish ? mapFinishReason(finish, this.#hasCalls) : "refusal";
+    if (this.#blocked) out.push({ type: "notice", text: `${provider}: the prompt was blocked (${this.#blocked})` });
+    else if (stop === "error") out.push({ type: "notice", text: `${provider}: the model stopped with ${finish}${this.#finishMessage ? `: ${this.#finishMessage}` : ""}` });
+    // accumulated text becomes plain strings: the message is what the kernel stores and replays
+    const blocks = this.#blocks.map((b) => {
+      const text = (b as { text?: unknown }).text;
+      return text instanceof TextAccumulator ? { ...b, text: text.toString() } : b;
+    }) as Block[];
+    out.push({ type: "done", message: { role: "assistant", blocks, model }, usage: mapGeminiUsage(this.#usage), stop_reason: stop });
+  }
 }

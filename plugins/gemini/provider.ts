@@ -5,7 +5,7 @@
 import {
   joinUrl,
   ProviderError,
-  readSse,
+  readSseBatches,
   sendJson,
   type HttpErrorInfo,
   type HttpOptions,
@@ -85,7 +85,7 @@ export class GeminiProvider implements Provider {
       hint: `check base_url${this.name === "gemini" ? " or GOOGLE_GEMINI_BASE_URL" : ` of providers.${this.name}`}`,
       classify,
     });
-    const events = readSse(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
     yield* decodeGeminiStream(events, { provider: this.name, model: req.model });
   }
 }

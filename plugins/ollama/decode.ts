@@ -3,12 +3,16 @@
  * ollama/ollama `api/types.go` ChatResponse, `server/routes.go` streamResponse).
  */
 import {
+  runStreamDecoder,
   salvageNotice,
   streamError,
+  TextAccumulator,
   ToolCallSalvage,
   truncatedError,
   type Block,
   type ModelStopReason,
+  type StreamDecoder,
+  type StreamOutput,
   type StreamEvent,
   type Usage,
 } from "../../kernel/index.js";
@@ -36,9 +40,10 @@ const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toStrin
 
 /**
  * Decodes one response (a stream of lines, or the single object of a `stream: false` answer).
- * Thinking (`message.thinking`) and text deltas are yielded as they come, `tool_use_start` per
- * tool call (calls arrive whole, possibly over several lines: appended, never overwritten),
- * and one `done` at the `"done": true` line.
+ * Thinking (`message.thinking`) and text deltas are yielded as they come (the deltas of one
+ * network read merged into one event), `tool_use_start` per tool call (calls arrive whole,
+ * possibly over several lines: appended, never overwritten), and one `done` at the
+ * `"done": true` line.
  *
  * - Tool arguments are objects (a string is parsed); ids are the server's or minted.
  * - Usage: input `prompt_eval_count`, output `eval_count` (either may be absent); no cache.
@@ -46,85 +51,107 @@ const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toStrin
  *   becomes a real call, its markup hidden, with one notice.
  * - A request whose prompt and answer filled `num_ctx` gets a notice.
  *
+ * `lines`: the parsed lines in batches, as `readNdjsonBatches` yields them (a line may itself be
+ * an array, so single values are not accepted).
  * @throws ProviderError from an `{"error": …}` line (errors after output started come this way
  *   on an HTTP 200); `truncated` when the stream ends before the `done` line.
  */
-export async function* decodeOllamaStream(lines: AsyncIterable<unknown>, ctx: OllamaDecodeContext): AsyncGenerator<StreamEvent> {
-  let text = "";
-  let thinking = "";
-  const calls: { id: string; name: string; input: Record<string, unknown>; raw_input?: string }[] = [];
-  const salvage = new ToolCallSalvage(ctx.tools ?? []);
-  let salvaged = 0;
+export function decodeOllamaStream(lines: AsyncIterable<readonly unknown[]>, ctx: OllamaDecodeContext): AsyncGenerator<StreamEvent> {
+  return runStreamDecoder<unknown>(lines, new OllamaDecoder(ctx));
+}
 
-  for await (const value of lines) {
-    if (!value || typeof value !== "object") continue;
+/** The state of one response between lines (see {@link decodeOllamaStream}). */
+class OllamaDecoder implements StreamDecoder<unknown> {
+  readonly #ctx: OllamaDecodeContext;
+  readonly #text = new TextAccumulator();
+  readonly #thinking = new TextAccumulator();
+  readonly #calls: { id: string; name: string; input: Record<string, unknown>; raw_input?: string }[] = [];
+  readonly #salvage: ToolCallSalvage;
+  #salvaged = 0;
+
+  constructor(ctx: OllamaDecodeContext) {
+    this.#ctx = ctx;
+    this.#salvage = new ToolCallSalvage(ctx.tools ?? []);
+  }
+
+  feed(value: unknown, out: StreamOutput): boolean {
+    if (!value || typeof value !== "object") return false;
+    const ctx = this.#ctx;
     const line = value as Raw;
     if (line.error !== undefined) throw streamError(ctx.provider, line);
-    const msg: Raw = line.message && typeof line.message === "object" ? line.message : {};
-    if (typeof msg.thinking === "string" && msg.thinking) {
-      thinking += msg.thinking;
-      yield { type: "thinking_delta", text: msg.thinking };
+    const msg = line.message;
+    if (msg && typeof msg === "object") {
+      if (typeof msg.thinking === "string" && msg.thinking) {
+        out.delta("thinking_delta", msg.thinking, this.#thinking);
+      }
+      if (typeof msg.content === "string" && msg.content) this.#content(msg.content, out);
+      if (Array.isArray(msg.tool_calls)) this.#toolCalls(msg.tool_calls, out);
     }
-    if (typeof msg.content === "string" && msg.content) {
-      const r = salvage.push(msg.content);
-      if (r.text) {
-        text += r.text;
-        yield { type: "text_delta", text: r.text };
-      }
-      for (const call of r.calls) {
-        if (!salvaged++) yield { type: "notice", text: salvageNotice(ctx.provider) };
-        const id = mintId();
-        calls.push({ id, ...call });
-        yield { type: "tool_use_start", id, name: call.name };
-      }
+    if (line.done !== true) return false;
+    const held = this.#salvage.end();
+    if (held) {
+      out.delta("text_delta", held, this.#text);
     }
-    if (Array.isArray(msg.tool_calls)) {
-      for (const tc of msg.tool_calls as Raw[]) {
-        const fn: Raw = tc?.function ?? {};
-        const name = typeof fn.name === "string" ? fn.name : "";
-        if (!name) continue;
-        const id = typeof tc.id === "string" && tc.id ? tc.id : mintId();
-        let input: Record<string, unknown> = {};
-        let raw_input: string | undefined;
-        if (fn.arguments && typeof fn.arguments === "object" && !Array.isArray(fn.arguments)) input = fn.arguments;
-        else if (typeof fn.arguments === "string" && fn.arguments.trim()) {
-          try {
-            const v: unknown = JSON.parse(fn.arguments);
-            if (v && typeof v === "object" && !Array.isArray(v)) input = v as Record<string, unknown>;
-            else raw_input = fn.arguments;
-          } catch {
-            raw_input = fn.arguments;
-          }
-        }
-        calls.push({ id, name, input, ...(raw_input !== undefined ? { raw_input } : {}) });
-        yield { type: "tool_use_start", id, name };
-      }
+    const blocks: Block[] = [];
+    const thinking = this.#thinking.toString();
+    const text = this.#text.toString();
+    if (thinking) blocks.push({ type: "thinking", text: thinking, provider: ctx.provider });
+    if (text) blocks.push({ type: "text", text });
+    for (const c of this.#calls) blocks.push({ type: "tool_use", provider: ctx.provider, ...c });
+    const usage: Usage = {
+      input: typeof line.prompt_eval_count === "number" ? line.prompt_eval_count : 0,
+      output: typeof line.eval_count === "number" ? line.eval_count : 0,
+      cache_read: 0,
+      cache_write: 0,
+    };
+    if (ctx.numCtx && usage.input + usage.output >= ctx.numCtx) {
+      out.push({
+        type: "notice",
+        text: `${ctx.provider}: this request filled the model's context window (num_ctx ${ctx.numCtx} tokens); raise providers.${ctx.provider}.context_length or compact`,
+      });
     }
-    if (line.done === true) {
-      const held = salvage.end();
-      if (held) {
-        text += held;
-        yield { type: "text_delta", text: held };
-      }
-      const blocks: Block[] = [];
-      if (thinking) blocks.push({ type: "thinking", text: thinking, provider: ctx.provider });
-      if (text) blocks.push({ type: "text", text });
-      for (const c of calls) blocks.push({ type: "tool_use", provider: ctx.provider, ...c });
-      const usage: Usage = {
-        input: typeof line.prompt_eval_count === "number" ? line.prompt_eval_count : 0,
-        output: typeof line.eval_count === "number" ? line.eval_count : 0,
-        cache_read: 0,
-        cache_write: 0,
-      };
-      if (ctx.numCtx && usage.input + usage.output >= ctx.numCtx) {
-        yield {
-          type: "notice",
-          text: `${ctx.provider}: this request filled the model's context window (num_ctx ${ctx.numCtx} tokens); raise providers.${ctx.provider}.context_length or compact`,
-        };
-      }
-      yield { type: "done", message: { role: "assistant", blocks, model: ctx.model }, usage, stop_reason: mapDoneReason(line.done_reason, calls.length > 0) };
-      return;
+    out.push({ type: "done", message: { role: "assistant", blocks, model: ctx.model }, usage, stop_reason: mapDoneReason(line.done_reason, this.#calls.length > 0) });
+    return true;
+  }
+
+  end(): void {
+    throw truncatedError(this.#ctx.provider, 'the "done": true line');
+  }
+
+  /** Answer text, through the salvage of `<tool_call>` markup. */
+  #content(content: string, out: StreamOutput): void {
+    const r = this.#salvage.push(content);
+    if (r.text) {
+      out.delta("text_delta", r.text, this.#text);
+    }
+    for (const call of r.calls) {
+      if (!this.#salvaged++) out.push({ type: "notice", text: salvageNotice(this.#ctx.provider) });
+      const id = mintId();
+      this.#calls.push({ id, ...call });
+      out.push({ type: "tool_use_start", id, name: call.name });
     }
   }
-  throw truncatedError(ctx.provider, 'the "done": true line');
+
+  #toolCalls(toolCalls: Raw[], out: StreamOutput): void {
+    for (const tc of toolCalls) {
+      const fn: Raw = tc?.function ?? {};
+      const name = typeof fn.name === "string" ? fn.name : "";
+      if (!name) continue;
+      const id = typeof tc.id === "string" && tc.id ? tc.id : mintId();
+      let input: Record<string, unknown> = {};
+      let raw_input: string | undefined;
+      if (fn.arguments && typeof fn.arguments === "object" && !Array.isArray(fn.arguments)) input = fn.arguments;
+      else if (typeof fn.arguments === "string" && fn.arguments.trim()) {
+        try {
+          const v: unknown = JSON.parse(fn.arguments);
+          if (v && typeof v === "object" && !Array.isArray(v)) input = v as Record<string, unknown>;
+          else raw_input = fn.arguments;
+        } catch {
+          raw_input = fn.arguments;
+        }
+      }
+      this.#calls.push({ id, name, input, ...(raw_input !== undefined ? { raw_input } : {}) });
+      out.push({ type: "tool_use_start", id, name });
+    }
+  }
 }

@@ -5,7 +5,7 @@
 import {
   joinUrl,
   ProviderError,
-  readNdjson,
+  readNdjsonBatches,
   sendJson,
   type HttpErrorInfo,
   type HttpOptions,
@@ -137,7 +137,7 @@ export class OllamaProvider implements Provider {
           : base;
       },
     });
-    const lines = readNdjson(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    const lines = readNdjsonBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
     yield* decodeOllamaStream(lines, { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name), numCtx });
   }
 }

@@ -5,13 +5,17 @@
 import {
   parseJsonEvent,
   parseToolInput,
+  runStreamDecoder,
   salvageNotice,
   streamError,
+  TextAccumulator,
   ToolCallSalvage,
   truncatedError,
   type Block,
   type ModelStopReason,
   type SseEvent,
+  type StreamDecoder,
+  type StreamOutput,
   type StreamEvent,
   type Usage,
 } from "../../kernel/index.js";
@@ -27,7 +31,7 @@ export interface ChatDecodeContext {
 interface CallSlot {
   id?: string;
   name: string;
-  args: string;
+  args: TextAccumulator;
   started: boolean;
 }
 
@@ -70,8 +74,8 @@ const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toStrin
 
 /**
  * Decodes one response. Text and reasoning deltas are yielded as they come (`reasoning_content`
- * or `reasoning`, whichever the server uses), `tool_use_start` once a call's name is known, and
- * one `done` at `data: [DONE]`.
+ * or `reasoning`, whichever the server uses; the deltas of one network read merged into one
+ * event), `tool_use_start` once a call's name is known, and one `done` at `data: [DONE]`.
  *
  * - Tool calls accumulate by `index` (not id or position); arguments are parsed once at the
  *   end, `raw_input` kept when they are not a JSON object.
@@ -81,104 +85,133 @@ const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toStrin
  * - Tool-call text salvage: `<tool_call>{…}</tool_call>` in the answer naming an offered tool
  *   becomes a real call (after the server's own calls), its markup hidden, with one notice.
  *
+ * `events`: batches from `readSseBatches` (fastest) or single events.
  * @throws ProviderError from an in-stream `{"error": …}` chunk, `truncated` when the stream
  *   ends before `[DONE]`.
  */
-export async function* decodeChatStream(events: AsyncIterable<SseEvent>, ctx: ChatDecodeContext): AsyncGenerator<StreamEvent> {
-  let text = "";
-  let thinking = "";
-  const calls = new Map<number, CallSlot>();
-  let finish: string | null | undefined;
-  let usage: Record<string, any> | undefined;
-  const salvage = new ToolCallSalvage(ctx.tools ?? []);
-  const salvaged: { id: string; name: string; input: Record<string, unknown> }[] = [];
+export function decodeChatStream(events: AsyncIterable<SseEvent | readonly SseEvent[]>, ctx: ChatDecodeContext): AsyncGenerator<StreamEvent> {
+  return runStreamDecoder(events, new ChatDecoder(ctx));
+}
 
-  for await (const ev of events) {
-    if (ev.data.trim() === "[DONE]") {
-      const held = salvage.end();
-      if (held) {
-        text += held;
-        yield { type: "text_delta", text: held };
-      }
-      const blocks: Block[] = [];
-      if (thinking) blocks.push({ type: "thinking", text: thinking, provider: ctx.provider });
-      if (text.trim()) blocks.push({ type: "text", text });
-      for (const index of [...calls.keys()].sort((a, b) => a - b)) {
-        const c = calls.get(index)!;
-        const parsed = parseToolInput(c.args);
-        blocks.push({
-          type: "tool_use",
-          id: c.id ?? mintId(),
-          name: c.name,
-          input: parsed.input,
-          provider: ctx.provider,
-          ...(parsed.raw_input !== undefined ? { raw_input: parsed.raw_input } : {}),
-        });
-      }
-      for (const c of salvaged) blocks.push({ type: "tool_use", id: c.id, name: c.name, input: c.input, provider: ctx.provider });
-      yield {
-        type: "done",
-        message: { role: "assistant", blocks, model: ctx.model },
-        usage: mapChatUsage(usage),
-        stop_reason: mapFinishReason(finish, calls.size + salvaged.length > 0),
-      };
-      return;
+/** The state of one response between chunks (see {@link decodeChatStream}). */
+class ChatDecoder implements StreamDecoder<SseEvent> {
+  readonly #ctx: ChatDecodeContext;
+  readonly #text = new TextAccumulator();
+  readonly #thinking = new TextAccumulator();
+  readonly #calls = new Map<number, CallSlot>();
+  #finish: string | null | undefined;
+  #usage: Record<string, any> | undefined;
+  readonly #salvage: ToolCallSalvage;
+  readonly #salvaged: { id: string; name: string; input: Record<string, unknown> }[] = [];
+
+  constructor(ctx: ChatDecodeContext) {
+    this.#ctx = ctx;
+    this.#salvage = new ToolCallSalvage(ctx.tools ?? []);
+  }
+
+  feed(ev: SseEvent, out: StreamOutput): boolean {
+    const raw = ev.data;
+    // a JSON chunk starts with "{": only another payload pays for trim()
+    if (raw.charCodeAt(0) !== 123 && raw.trim() === "[DONE]") {
+      this.#done(out);
+      return true;
     }
-    const chunk = parseJsonEvent(ctx.provider, ev.data) as Record<string, any>;
-    if (!chunk || typeof chunk !== "object") continue;
-    if (chunk.error) throw streamError(ctx.provider, chunk);
-    if (chunk.usage && typeof chunk.usage === "object") usage = chunk.usage;
-    else if (chunk.x_groq?.usage && typeof chunk.x_groq.usage === "object") usage = chunk.x_groq.usage;
-    const choices: Record<string, any>[] = Array.isArray(chunk.choices) ? chunk.choices : [];
-    for (const choice of choices) {
+    const chunk = parseJsonEvent(this.#ctx.provider, raw) as Record<string, any>;
+    if (!chunk || typeof chunk !== "object") return false;
+    if (chunk.error) throw streamError(this.#ctx.provider, chunk);
+    if (chunk.usage && typeof chunk.usage === "object") this.#usage = chunk.usage;
+    else if (chunk.x_groq?.usage && typeof chunk.x_groq.usage === "object") this.#usage = chunk.x_groq.usage;
+    const choices = chunk.choices;
+    if (!Array.isArray(choices)) return false;
+    for (let c = 0; c < choices.length; c++) {
+      const choice = choices[c] as Record<string, any>;
       if ((choice.index ?? 0) !== 0) continue;
       const delta: Record<string, any> = choice.delta ?? {};
       const rc = delta.reasoning_content;
       const r = typeof rc === "string" && rc ? rc : delta.reasoning;
       if (typeof r === "string" && r) {
-        thinking += r;
-        yield { type: "thinking_delta", text: r };
+        out.delta("thinking_delta", r, this.#thinking);
       }
-      if (typeof delta.content === "string" && delta.content) {
-        const r = salvage.push(delta.content);
-        if (r.text) {
-          text += r.text;
-          yield { type: "text_delta", text: r.text };
-        }
-        for (const call of r.calls) {
-          if (!salvaged.length) yield { type: "notice", text: salvageNotice(ctx.provider) };
-          const id = mintId();
-          salvaged.push({ id, ...call });
-          yield { type: "tool_use_start", id, name: call.name };
-        }
-      }
+      if (typeof delta.content === "string" && delta.content) this.#content(delta.content, out);
       if (typeof delta.refusal === "string" && delta.refusal) {
-        text += delta.refusal;
-        yield { type: "text_delta", text: delta.refusal };
+        out.delta("text_delta", delta.refusal, this.#text);
       }
-      if (Array.isArray(delta.tool_calls)) {
-        for (let i = 0; i < delta.tool_calls.length; i++) {
-          const tc = delta.tool_calls[i] as Record<string, any>;
-          const index = typeof tc.index === "number" ? tc.index : i;
-          let slot = calls.get(index);
-          if (!slot) {
-            slot = { name: "", args: "", started: false };
-            calls.set(index, slot);
-          }
-          if (typeof tc.id === "string" && tc.id && !slot.id) slot.id = tc.id;
-          const fn = (tc.function ?? {}) as Record<string, any>;
-          if (typeof fn.name === "string" && fn.name && !slot.name) slot.name = fn.name;
-          if (typeof fn.arguments === "string") slot.args += fn.arguments;
-          else if (fn.arguments && typeof fn.arguments === "object") slot.args = JSON.stringify(fn.arguments);
-          if (!slot.started && slot.name) {
-            slot.started = true;
-            slot.id ??= mintId();
-            yield { type: "tool_use_start", id: slot.id, name: slot.name };
-          }
-        }
-      }
-      if (typeof choice.finish_reason === "string" && choice.finish_reason) finish = choice.finish_reason;
+      if (Array.isArray(delta.tool_calls)) this.#toolCalls(delta.tool_calls, out);
+      if (typeof choice.finish_reason === "string" && choice.finish_reason) this.#finish = choice.finish_reason;
+    }
+    return false;
+  }
+
+  end(): void {
+    throw truncatedError(this.#ctx.provider, "data: [DONE]");
+  }
+
+  /** Answer text, through the salvage of `<tool_call>` markup. */
+  #content(content: string, out: StreamOutput): void {
+    const r = this.#salvage.push(content);
+    if (r.text) {
+      out.delta("text_delta", r.text, this.#text);
+    }
+    for (const call of r.calls) {
+      if (!this.#salvaged.length) out.push({ type: "notice", text: salvageNotice(this.#ctx.provider) });
+      const id = mintId();
+      this.#salvaged.push({ id, ...call });
+      out.push({ type: "tool_use_start", id, name: call.name });
     }
   }
-  throw truncatedError(ctx.provider, "data: [DONE]");
+
+  #toolCalls(toolCalls: unknown[], out: StreamOutput): void {
+    for (let i = 0; i < toolCalls.length; i++) {
+      const tc = toolCalls[i] as Record<string, any>;
+      const index = typeof tc.index === "number" ? tc.index : i;
+      let slot = this.#calls.get(index);
+      if (!slot) {
+        slot = { name: "", args: new TextAccumulator(), started: false };
+        this.#calls.set(index, slot);
+      }
+      if (typeof tc.id === "string" && tc.id && !slot.id) slot.id = tc.id;
+      const fn = (tc.function ?? {}) as Record<string, any>;
+      if (typeof fn.name === "string" && fn.name && !slot.name) slot.name = fn.name;
+      if (typeof fn.arguments === "string") slot.args.append(fn.arguments);
+      else if (fn.arguments && typeof fn.arguments === "object") slot.args.set(JSON.stringify(fn.arguments));
+      if (!slot.started && slot.name) {
+        slot.started = true;
+        slot.id ??= mintId();
+        out.push({ type: "tool_use_start", id: slot.id, name: slot.name });
+      }
+    }
+  }
+
+  /** `[DONE]`: the held-back text, then the assembled message. */
+  #done(out: StreamOutput): void {
+    const ctx = this.#ctx;
+    const held = this.#salvage.end();
+    if (held) {
+      out.delta("text_delta", held, this.#text);
+    }
+    const blocks: Block[] = [];
+    const thinking = this.#thinking.toString();
+    const text = this.#text.toString();
+    if (thinking) blocks.push({ type: "thinking", text: thinking, provider: ctx.provider });
+    if (text.trim()) blocks.push({ type: "text", text });
+    for (const index of [...this.#calls.keys()].sort((a, b) => a - b)) {
+      const c = this.#calls.get(index)!;
+      const parsed = parseToolInput(c.args.toString());
+      blocks.push({
+        type: "tool_use",
+        id: c.id ?? mintId(),
+        name: c.name,
+        input: parsed.input,
+        provider: ctx.provider,
+        ...(parsed.raw_input !== undefined ? { raw_input: parsed.raw_input } : {}),
+      });
+    }
+    for (const c of this.#salvaged) blocks.push({ type: "tool_use", id: c.id, name: c.name, input: c.input, provider: ctx.provider });
+    out.push({
+      type: "done",
+      message: { role: "assistant", blocks, model: ctx.model },
+      usage: mapChatUsage(this.#usage),
+      stop_reason: mapFinishReason(this.#finish, this.#calls.size + this.#salvaged.length > 0),
+    });
+  }
 }

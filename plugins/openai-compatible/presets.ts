@@ -33,6 +33,13 @@ export interface ChatPreset {
    * Off everywhere: servers differ (DeepSeek rejected it in input), so it is opt-in per preset.
    */
   replayReasoning: boolean;
+  /**
+   * Tool-call ids the server accepts in requests. `alnum9`: exactly 9 characters a-z, A-Z, 0-9
+   * (Mistral answers any other id with HTTP 400 "Tool call id was … but must be a-z, A-Z, 0-9,
+   * with a length of 9"), so ids from other providers or minted by Larik are mapped (see
+   * request.ts). Default: ids are sent as they are.
+   */
+  toolCallIds?: "alnum9";
 }
 
 const base = { effort: "none", streamOptions: true, maxTokensField: "max_tokens", replayReasoning: false, stallTimeout: 300 } as const;
@@ -54,7 +61,7 @@ export const CHAT_PRESETS: ChatPreset[] = [
   { ...base, name: "groq", description: "Groq", keyEnv: ["GROQ_API_KEY"], baseUrl: "https://api.groq.com/openai/v1" },
   { ...base, name: "deepseek", description: "DeepSeek", keyEnv: ["DEEPSEEK_API_KEY"], baseUrl: "https://api.deepseek.com" },
   { ...base, name: "xai", description: "xAI (Grok)", keyEnv: ["XAI_API_KEY"], baseUrl: "https://api.x.ai/v1" },
-  { ...base, name: "mistral", description: "Mistral", keyEnv: ["MISTRAL_API_KEY"], baseUrl: "https://api.mistral.ai/v1", streamOptions: false },
+  { ...base, name: "mistral", description: "Mistral", keyEnv: ["MISTRAL_API_KEY"], baseUrl: "https://api.mistral.ai/v1", streamOptions: false, toolCallIds: "alnum9" },
   { ...base, name: "together", description: "Together AI", keyEnv: ["TOGETHER_API_KEY"], baseUrl: "https://api.together.xyz/v1" },
   { ...base, name: "lmstudio", description: "LM Studio's local server", keyEnv: [], baseUrl: "http://localhost:1234/v1", stallTimeout: 900 },
   { ...base, name: "nvidia-nim", description: "NVIDIA NIM", keyEnv: ["NVIDIA_API_KEY"], baseUrl: "https://integrate.api.nvidia.com/v1" },

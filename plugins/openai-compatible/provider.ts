@@ -4,7 +4,7 @@
  */
 import {
   joinUrl,
-  readSse,
+  readSseBatches,
   sendJson,
   type HttpOptions,
   type ModelRequest,
@@ -53,7 +53,7 @@ export class ChatCompletionsProvider implements Provider {
       keyEnv: this.#config.api_key_env,
       hint: `check providers.${this.name}.base_url${envHint}; is the server running?`,
     });
-    const events = readSse(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
     yield* decodeChatStream(events, { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name) });
   }
 }

@@ -2,6 +2,7 @@
  * Neutral {@link ModelRequest} → OpenAI Chat Completions request body (WIRE-FORMATS §2.2;
  * platform.openai.com/docs/api-reference/chat/create).
  */
+import { createHash } from "node:crypto";
 import type { Block, Effort, Image, Message, ModelRequest } from "../../kernel/index.js";
 import type { ChatPreset } from "./presets.js";
 
@@ -40,14 +41,18 @@ const dataUrl = (img: Image): Part => ({ type: "image_url", image_url: { url: `d
  *   model's arguments were not valid JSON).
  * - Thinking is not sent back unless the preset opts in, and then only this provider's and
  *   model's own, as `reasoning_content`.
+ * - Tool-call ids are mapped to 9 alphanumerics for a server that accepts nothing else
+ *   (Mistral: preset `toolCallIds: "alnum9"` or a base URL on api.mistral.ai); see
+ *   {@link alnum9Ids}.
  */
 export function buildChatBody(req: ModelRequest, ctx: ChatBuildContext): Record<string, unknown> {
   const messages: ChatMessage[] = [];
   if (req.system) messages.push({ role: "system", content: req.system });
+  const ids = ctx.preset.toolCallIds === "alnum9" || hostname(ctx.baseUrl) === "api.mistral.ai" ? alnum9Ids() : (id: string) => id;
   for (const m of req.messages) {
-    if (m.role === "user") messages.push(...userMessages(m.blocks));
+    if (m.role === "user") messages.push(...userMessages(m.blocks, ids));
     else {
-      const a = assistantMessage(m, req.model, ctx);
+      const a = assistantMessage(m, req.model, ctx, ids);
       if (a) messages.push(a);
     }
   }
@@ -68,12 +73,54 @@ export function buildChatBody(req: ModelRequest, ctx: ChatBuildContext): Record<
   return body;
 }
 
-function isOpenAI(baseUrl: string): boolean {
+function hostname(baseUrl: string): string | undefined {
   try {
-    return new URL(baseUrl).hostname === "api.openai.com";
+    return new URL(baseUrl).hostname;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+function isOpenAI(baseUrl: string): boolean {
+  return hostname(baseUrl) === "api.openai.com";
+}
+
+const ALNUM9 = /^[A-Za-z0-9]{9}$/;
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** 9 base-62 digits of sha256(`text`): the same text always gives the same id. */
+function hash9(text: string): string {
+  let n = createHash("sha256").update(text).digest().readBigUInt64BE(0);
+  let out = "";
+  for (let i = 0; i < 9; i++) {
+    out += BASE62[Number(n % 62n)];
+    n /= 62n;
+  }
+  return out;
+}
+
+/**
+ * A tool-call id mapper for one request body: an id that already is 9 alphanumerics (Mistral's
+ * own) is kept, any other becomes 9 base-62 digits of its sha256. A function of the id alone, so
+ * a conversation's earlier turns are sent byte for byte the same every request (the server's
+ * prompt cache keeps working) and a call and its result still pair up. Should two ids of one
+ * request meet on the same 9 characters (about 1 in 10^16 per pair), the later one is rehashed
+ * with a counter; ids are met in message order, which only grows at the end, so that stays stable
+ * too. Source: Mistral's HTTP 400 "Tool call id was … but must be a-z, A-Z, 0-9, with a length
+ * of 9" (quoted in langchain-ai/langchain#24668).
+ */
+export function alnum9Ids(): (id: string) => string {
+  const byId = new Map<string, string>();
+  const taken = new Set<string>();
+  return (id) => {
+    let mapped = byId.get(id);
+    if (mapped !== undefined) return mapped;
+    mapped = ALNUM9.test(id) ? id : hash9(id);
+    for (let n = 1; taken.has(mapped); n++) mapped = hash9(`${id}\0${n}`);
+    byId.set(id, mapped);
+    taken.add(mapped);
+    return mapped;
+  };
 }
 
 function maxTokensField(ctx: ChatBuildContext): "max_tokens" | "max_completion_tokens" {
@@ -82,14 +129,15 @@ function maxTokensField(ctx: ChatBuildContext): "max_tokens" | "max_completion_t
   return isOpenAI(ctx.baseUrl) ? "max_completion_tokens" : "max_tokens";
 }
 
-function userMessages(blocks: Block[]): ChatMessage[] {
+function userMessages(blocks: Block[], ids: (id: string) => string): ChatMessage[] {
   const out: ChatMessage[] = [];
   const parts: Part[] = [];
   for (const b of blocks) {
     if (b.type !== "tool_result") continue;
-    out.push({ role: "tool", tool_call_id: b.id, content: b.content });
+    const id = ids(b.id);
+    out.push({ role: "tool", tool_call_id: id, content: b.content });
     if (b.images?.length) {
-      parts.push({ type: "text", text: `<tool-images tool_call_id="${b.id}">The tool call ${b.id} returned these images.</tool-images>` });
+      parts.push({ type: "text", text: `<tool-images tool_call_id="${id}">The tool call ${id} returned these images.</tool-images>` });
       for (const img of b.images) parts.push(dataUrl(img));
     }
   }
@@ -105,14 +153,14 @@ function userMessages(blocks: Block[]): ChatMessage[] {
   return out;
 }
 
-function assistantMessage(m: Message, model: string, ctx: ChatBuildContext): ChatMessage | undefined {
+function assistantMessage(m: Message, model: string, ctx: ChatBuildContext, ids: (id: string) => string): ChatMessage | undefined {
   const text = m.blocks
     .filter((b) => b.type === "text")
     .map((b) => (b as { text: string }).text)
     .join("");
   const calls = m.blocks.flatMap((b) =>
     b.type === "tool_use"
-      ? [{ id: b.id, type: "function", function: { name: b.name, arguments: b.raw_input ?? JSON.stringify(b.input ?? {}) } }]
+      ? [{ id: ids(b.id), type: "function", function: { name: b.name, arguments: b.raw_input ?? JSON.stringify(b.input ?? {}) } }]
       : [],
   );
   if (!text && !calls.length) return undefined;

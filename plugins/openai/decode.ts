@@ -6,11 +6,15 @@ import {
   classifyHttpError,
   parseJsonEvent,
   parseToolInput,
+  runStreamDecoder,
+  TextAccumulator,
   truncatedError,
   type Block,
   type ModelStopReason,
   ProviderError,
   type SseEvent,
+  type StreamDecoder,
+  type StreamOutput,
   type StreamEvent,
   type Usage,
 } from "../../kernel/index.js";
@@ -24,9 +28,9 @@ export interface ResponsesDecodeContext {
 
 type Raw = Record<string, any>;
 type Slot =
-  | { kind: "reasoning"; summary: string[]; text: string; item: Raw }
-  | { kind: "message"; text: string; refusal: string; item: Raw }
-  | { kind: "call"; callId: string; name: string; args: string; started: boolean; item: Raw }
+  | { kind: "reasoning"; summary: TextAccumulator[]; text: TextAccumulator; item: Raw }
+  | { kind: "message"; text: TextAccumulator; refusal: string; item: Raw }
+  | { kind: "call"; callId: string; name: string; args: TextAccumulator; started: boolean; item: Raw }
   | { kind: "other"; item: Raw };
 
 /** The HTTP status an error `code`/`type` of the Responses API stands for (§2.6, §3.4). */
@@ -88,15 +92,15 @@ const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toStrin
 function slotFor(item: Raw): Slot {
   switch (item.type) {
     case "reasoning":
-      return { kind: "reasoning", summary: [], text: "", item };
+      return { kind: "reasoning", summary: [], text: new TextAccumulator(), item };
     case "message":
-      return { kind: "message", text: "", refusal: "", item };
+      return { kind: "message", text: new TextAccumulator(), refusal: "", item };
     case "function_call":
       return {
         kind: "call",
         callId: typeof item.call_id === "string" && item.call_id ? item.call_id : mintId(),
         name: String(item.name ?? ""),
-        args: typeof item.arguments === "string" ? item.arguments : "",
+        args: new TextAccumulator(typeof item.arguments === "string" ? item.arguments : ""),
         started: false,
         item,
       };
@@ -116,11 +120,15 @@ function messageText(item: Raw): { text: string; refusal: string } {
   return { text, refusal };
 }
 
+/** The delta of a `*.delta` event, "" when absent. */
+const deltaOf = (data: Raw): string => (typeof data.delta === "string" ? data.delta : "");
+
 /**
  * Decodes one response. Text (`response.output_text.delta`, refusals too) and reasoning summaries
  * (`response.reasoning_summary_text.delta`, raw `reasoning_text` where a model exposes it) are
- * yielded as they come, `tool_use_start` when a `function_call` item is added, and one `done` at
- * `response.completed` or `response.incomplete`.
+ * yielded as they come (the deltas of one network read merged into one event), `tool_use_start`
+ * when a `function_call` item is added, and one `done` at `response.completed` or
+ * `response.incomplete`.
  *
  * - Output items are kept by `output_index`; the item from `response.output_item.done` (or the
  *   final `response.output`) wins, so the reasoning item keeps its complete `encrypted_content`.
@@ -130,65 +138,83 @@ function messageText(item: Raw): { text: string; refusal: string } {
  *   when they are not a JSON object).
  * - Hosted-tool items and unknown event types are ignored.
  *
+ * `events`: batches from `readSseBatches` (fastest) or single events.
  * @throws ProviderError from an `error` event or `response.failed` (see
- *   {@link responsesStreamError}); `truncated` when the stream ends without a terminal event.
+ *   {@link responsesStreamError}); `bad_request` when a Chat Completions server answers;
+ *   `truncated` when the stream ends without a terminal event.
  */
-export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>, ctx: ResponsesDecodeContext): AsyncGenerator<StreamEvent> {
-  const slots = new Map<number, Slot>();
-  const slot = (index: unknown): Slot | undefined => slots.get(Number(index));
+export function decodeResponsesStream(events: AsyncIterable<SseEvent | readonly SseEvent[]>, ctx: ResponsesDecodeContext): AsyncGenerator<StreamEvent> {
+  return runStreamDecoder(events, new ResponsesDecoder(ctx));
+}
 
-  for await (const ev of events) {
+/** The state of one response between events (see {@link decodeResponsesStream}). */
+class ResponsesDecoder implements StreamDecoder<SseEvent> {
+  readonly #ctx: ResponsesDecodeContext;
+  readonly #slots = new Map<number, Slot>();
+
+  constructor(ctx: ResponsesDecodeContext) {
+    this.#ctx = ctx;
+  }
+
+  feed(ev: SseEvent, out: StreamOutput): boolean {
+    const ctx = this.#ctx;
+    const slots = this.#slots;
+    const data = ev.data === "[DONE]" ? undefined : (parseJsonEvent(ctx.provider, ev.data) as Raw);
     // A Chat Completions server (llama.cpp, vLLM, a proxy) behind OPENAI_BASE_URL answers the
     // Responses request in its own format: say which provider to use instead of a JSON error.
-    if (ev.data === "[DONE]" || ev.data.includes('"chat.completion.chunk"')) {
+    if (data === undefined || data?.object === "chat.completion.chunk") {
       throw new ProviderError({
         provider: ctx.provider,
         kind: "bad_request",
         message: `the server answered in the Chat Completions format, but the ${ctx.provider} provider speaks the OpenAI Responses API (POST …/responses): for a Chat Completions server use --model openai-compatible/<model>`,
       });
     }
-    const data = parseJsonEvent(ctx.provider, ev.data) as Raw;
     const type = typeof data?.type === "string" ? data.type : ev.event;
     switch (type) {
       case "response.output_text.delta": {
-        const s = slot(data.output_index);
-        const d = typeof data.delta === "string" ? data.delta : "";
+        const d = deltaOf(data);
         if (!d) break;
-        if (s?.kind === "message") s.text += d;
-        else slots.set(Number(data.output_index), { kind: "message", text: d, refusal: "", item: { type: "message" } });
-        yield { type: "text_delta", text: d };
+        let s = slots.get(Number(data.output_index));
+        if (s?.kind !== "message") {
+          s = { kind: "message", text: new TextAccumulator(), refusal: "", item: { type: "message" } };
+          slots.set(Number(data.output_index), s);
+        }
+        out.delta("text_delta", d, s.text);
         break;
       }
       case "response.reasoning_summary_text.delta":
       case "response.reasoning_text.delta": {
-        const s = slot(data.output_index);
-        const d = typeof data.delta === "string" ? data.delta : "";
+        const d = deltaOf(data);
+        const s = slots.get(Number(data.output_index));
         if (!d || s?.kind !== "reasoning") break;
-        if (type === "response.reasoning_text.delta") s.text += d;
+        if (type === "response.reasoning_text.delta") out.delta("thinking_delta", d, s.text);
         else {
           const i = Number(data.summary_index ?? 0);
-          if (s.summary[i] === undefined && s.summary.some((x) => x)) yield { type: "thinking_delta", text: "\n\n" };
-          s.summary[i] = (s.summary[i] ?? "") + d;
+          let part = s.summary[i];
+          if (part === undefined) {
+            if (s.summary.some((x) => x !== undefined && x.toString())) out.delta("thinking_delta", "\n\n");
+            part = s.summary[i] = new TextAccumulator();
+          }
+          out.delta("thinking_delta", d, part);
         }
-        yield { type: "thinking_delta", text: d };
         break;
       }
       case "response.refusal.delta": {
-        const s = slot(data.output_index);
-        const d = typeof data.delta === "string" ? data.delta : "";
+        const d = deltaOf(data);
+        const s = slots.get(Number(data.output_index));
         if (!d || s?.kind !== "message") break;
         s.refusal += d;
-        yield { type: "text_delta", text: d };
+        out.delta("text_delta", d);
         break;
       }
       case "response.function_call_arguments.delta": {
-        const s = slot(data.output_index);
-        if (s?.kind === "call" && typeof data.delta === "string") s.args += data.delta;
+        const s = slots.get(Number(data.output_index));
+        if (s?.kind === "call" && typeof data.delta === "string") s.args.append(data.delta);
         break;
       }
       case "response.function_call_arguments.done": {
-        const s = slot(data.output_index);
-        if (s?.kind === "call" && typeof data.arguments === "string") s.args = data.arguments;
+        const s = slots.get(Number(data.output_index));
+        if (s?.kind === "call" && typeof data.arguments === "string") s.args.set(data.arguments);
         break;
       }
       case "response.output_item.added":
@@ -204,16 +230,16 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>, ct
         s.item = item;
         if (s.kind === "call") {
           if (typeof item.name === "string" && item.name) s.name = item.name;
-          if (type === "response.output_item.done" && typeof item.arguments === "string") s.args = item.arguments;
+          if (type === "response.output_item.done" && typeof item.arguments === "string") s.args.set(item.arguments);
           if (!s.started && s.name) {
             s.started = true;
-            yield { type: "tool_use_start", id: s.callId, name: s.name };
+            out.push({ type: "tool_use_start", id: s.callId, name: s.name });
           }
-        } else if (s.kind === "message" && type === "response.output_item.done" && !s.text && !s.refusal) {
+        } else if (s.kind === "message" && type === "response.output_item.done" && !s.text.toString() && !s.refusal) {
           const t = messageText(item);
-          s.text = t.text;
+          s.text.set(t.text);
           s.refusal = t.refusal;
-          if (t.text || t.refusal) yield { type: "text_delta", text: t.text + t.refusal };
+          out.delta("text_delta", t.text + t.refusal);
         }
         break;
       }
@@ -229,19 +255,20 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>, ct
         for (const s of slots.values()) {
           if (s.kind === "call" && !s.started) {
             s.started = true;
-            yield { type: "tool_use_start", id: s.callId, name: s.name };
+            out.push({ type: "tool_use_start", id: s.callId, name: s.name });
           }
         }
         const blocks = assemble(slots, ctx.provider);
         const hasCalls = blocks.some((b) => b.type === "tool_use");
-        const refusalOnly = [...slots.values()].some((s) => s.kind === "message" && s.refusal) && ![...slots.values()].some((s) => s.kind === "message" && s.text);
-        yield {
+        const messages = [...slots.values()].filter((s) => s.kind === "message");
+        const refusalOnly = messages.some((s) => s.refusal) && !messages.some((s) => s.text.toString());
+        out.push({
           type: "done",
           message: { role: "assistant", blocks, model: ctx.model },
           usage: mapResponsesUsage(resp.usage),
           stop_reason: mapResponsesStop(String(resp.status ?? (type === "response.incomplete" ? "incomplete" : "completed")), resp.incomplete_details?.reason, hasCalls, refusalOnly),
-        };
-        return;
+        });
+        return true;
       }
       case "response.failed":
         throw responsesStreamError(ctx.provider, data.response?.error ?? undefined);
@@ -252,15 +279,22 @@ export async function* decodeResponsesStream(events: AsyncIterable<SseEvent>, ct
         // and event types added after this was written
         break;
     }
+    return false;
   }
-  throw truncatedError(ctx.provider, "response.completed");
+
+  end(): void {
+    throw truncatedError(this.#ctx.provider, "response.completed");
+  }
 }
 
 /** Completes a slot built from a final output item that had no streamed events. */
 function fill(s: Slot, item: Raw): Slot {
-  if (s.kind === "message") Object.assign(s, messageText(item));
-  else if (s.kind === "reasoning") {
-    for (const p of Array.isArray(item.summary) ? item.summary : []) if (typeof p?.text === "string") s.summary.push(p.text);
+  if (s.kind === "message") {
+    const t = messageText(item);
+    s.text.set(t.text);
+    s.refusal = t.refusal;
+  } else if (s.kind === "reasoning") {
+    for (const p of Array.isArray(item.summary) ? item.summary : []) if (typeof p?.text === "string") s.summary.push(new TextAccumulator(p.text));
   }
   return s;
 }
@@ -271,18 +305,24 @@ function assemble(slots: Map<number, Slot>, provider: string): Block[] {
     const s = slots.get(index)!;
     switch (s.kind) {
       case "reasoning": {
-        let summary = s.summary.filter((x) => x).join("\n\n");
+        // a sparse summary (an index that never came) has holes: map() skips them
+        let summary = s.summary
+          .map((x) => x.toString())
+          .filter((x) => x)
+          .join("\n\n");
         if (!summary && Array.isArray(s.item.summary)) summary = s.item.summary.map((p: Raw) => (typeof p?.text === "string" ? p.text : "")).filter((x: string) => x).join("\n\n");
-        const text = [s.text, summary].filter((x) => x).join("\n\n");
+        const text = [s.text.toString(), summary].filter((x) => x).join("\n\n");
         if (text) blocks.push({ type: "thinking", text, provider });
         blocks.push({ type: "opaque", provider, raw: s.item });
         break;
       }
-      case "message":
-        if (s.text || s.refusal) blocks.push({ type: "text", text: s.text + s.refusal });
+      case "message": {
+        const text = s.text.toString();
+        if (text || s.refusal) blocks.push({ type: "text", text: text + s.refusal });
         break;
+      }
       case "call": {
-        const parsed = parseToolInput(s.args);
+        const parsed = parseToolInput(s.args.toString());
         blocks.push({ type: "tool_use", id: s.callId, name: s.name, input: parsed.input, provider, ...(parsed.raw_input !== undefined ? { raw_input: parsed.raw_input } : {}) });
         break;
       }

@@ -4,7 +4,7 @@
  */
 import {
   joinUrl,
-  readSse,
+  readSseBatches,
   sendJson,
   type HttpOptions,
   type ModelRequest,
@@ -54,7 +54,7 @@ export class ResponsesProvider implements Provider {
       keyEnv: this.#config.api_key_env,
       hint: `check base_url${this.name === "openai" ? " or OPENAI_BASE_URL" : ` of providers.${this.name}`}`,
     });
-    const events = readSse(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
     yield* decodeResponsesStream(events, { provider: this.name, model: req.model });
   }
 }
