@@ -159,7 +159,16 @@ export function resolveModel(
     );
   }
   let base_url = typeof ps.base_url === "string" ? ps.base_url : undefined;
-  for (const name of factory.baseUrlEnv ?? []) if (!base_url && env[name]) base_url = env[name];
+  let from = `providers.${provider}.base_url`;
+  for (const name of factory.baseUrlEnv ?? []) {
+    if (!base_url && env[name]) {
+      base_url = env[name];
+      from = name;
+    }
+  }
+  if (base_url !== undefined && !isHttpUrl(base_url)) {
+    throw new ConfigError(`${from} "${base_url}" is not an http(s) URL: use one like http://127.0.0.1:8080/v1`);
+  }
   base_url ??= factory.defaultBaseUrl;
   const config: ProviderConfig = {
     name: provider,
@@ -187,4 +196,20 @@ export function costOf(usage: Usage, entry: CatalogEntry | undefined): number | 
   const cr = entry.cache_read_price ?? entry.input_price * 0.1;
   const cw = entry.cache_write_price ?? entry.input_price * 1.25;
   return (usage.input * entry.input_price + usage.output * entry.output_price + usage.cache_read * cr + usage.cache_write * cw) / 1e6;
+}
+
+/**
+ * Whether `value` can be a provider endpoint: an http or https URL, or a bare `host[:port][/path]`
+ * (Ollama's `OLLAMA_HOST` is often `127.0.0.1:11434`; its plugin adds the scheme). Checked when
+ * the model is resolved, so a typo is a one-line config error before any request.
+ */
+function isHttpUrl(value: string): boolean {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value);
+  if (scheme && !/^https?$/i.test(scheme[1]!)) return false;
+  try {
+    new URL(scheme ? value : `http://${value}`);
+    return !/\s/.test(value);
+  } catch {
+    return false;
+  }
 }

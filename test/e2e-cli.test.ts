@@ -228,6 +228,20 @@ describe("larik -p end to end", () => {
       expect(r.stderr.split("\n").filter(Boolean).every((l) => l.startsWith("error:") || l.startsWith("! "))).toBe(true);
     });
 
+    it("a base URL that is not a URL, from the environment or the config", async () => {
+      const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env: { ...env, OPENAI_API_KEY: "k", OPENAI_BASE_URL: "not a url" } });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/OPENAI_BASE_URL "not a url" is not an http\(s\) URL/);
+      const cfg = join(env.XDG_CONFIG_HOME!, "larik");
+      mkdirSync(cfg, { recursive: true });
+      writeFileSync(join(cfg, "config.json"), JSON.stringify({ providers: { anthropic: { base_url: "ftp://example.com" } } }));
+      const r2 = await runCli(["-p", "--model", "anthropic/claude-sonnet-4-5", "hi"], { cwd: repo, env: { ...env, ANTHROPIC_API_KEY: "k" } });
+      expect(r2.code).toBe(2);
+      oneLine(r2.stderr);
+      expect(r2.stderr).toMatch(/providers\.anthropic\.base_url "ftp:\/\/example\.com" is not an http\(s\) URL/);
+    });
+
     it("a malformed personal config names the file and the key", async () => {
       const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
       mkdirSync(join(home, ".config", "larik"), { recursive: true });
