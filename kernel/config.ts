@@ -150,6 +150,33 @@ const SHARED_NEUTRAL = new Set([
 let knownKeys: Set<string> | undefined;
 /** Keys the settings schema knows, built on first use with the schema. */
 const isKnownKey = (key: string) => (knownKeys ??= new Set(Object.keys(settingsSchema().shape))).has(key);
+/** The known key at most two edits (insert, delete, substitute, swap) from `key`, if any. */
+function nearestKnownKey(key: string): string | undefined {
+  let best: string | undefined;
+  let bestDist = 3;
+  for (const known of (knownKeys ??= new Set(Object.keys(settingsSchema().shape)))) {
+    if (Math.abs(known.length - key.length) >= bestDist) continue;
+    const d = editDistance(key.toLowerCase(), known);
+    if (d < bestDist) [best, bestDist] = [known, d];
+  }
+  return best;
+}
+
+/** Optimal string alignment distance: Levenshtein plus adjacent swaps ("modle" → "model" is 1). */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      d[i]![j] = v;
+    }
+  }
+  return d[a.length]![b.length]!;
+}
+
 /** Maps whose entries are whole units (a server, a provider): a bad field drops its entry. */
 const UNIT_MAPS = new Set(["mcp_servers", "providers", "models", "lsp", "role_options", "fallbacks", "model_sampling"]);
 /** A lock older than this (ms) is taken to belong to a crashed process. */
@@ -545,6 +572,11 @@ async function readJsonLayers(cwd: string, env: NodeJS.ProcessEnv, notices: stri
       const raw = await readTrusted(f.path, label);
       // a missing or empty file has nothing to validate (and compiling the schema costs start-up)
       const data = Object.keys(raw).length ? validateTrusted(raw, label) : raw;
+      for (const key of Object.keys(data)) {
+        const near = isKnownKey(key) ? undefined : nearestKnownKey(key);
+        // unknown keys are kept for plugins; one that is a typo of a known key is worth a word
+        if (near) notices.push(`${label}: unknown key "${key}" (did you mean "${near}"?)`);
+      }
       if (f.trust === "private") priv = { label, trust: f.trust, data };
       else before.push({ label, trust: f.trust, data });
       continue;

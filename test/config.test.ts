@@ -253,6 +253,16 @@ describe("bad values", () => {
     );
   });
 
+  it("keeps unknown keys for plugins and names the known key a typo was meant to be", async () => {
+    personal({ modle: "anthropic/claude-sonnet-4-5", Max_Trun: 3, my_plugin_option: true });
+    const s = await loadSettings(repo, env);
+    expect(s.settings.modle).toBe("anthropic/claude-sonnet-4-5");
+    expect(s.settings.my_plugin_option).toBe(true);
+    expect(s.notices).toContain('~/.config/larik/config.json: unknown key "modle" (did you mean "model"?)');
+    expect(s.notices).toContain('~/.config/larik/config.json: unknown key "Max_Trun" (did you mean "max_turns"?)');
+    expect(s.notices.filter((n) => n.includes("my_plugin_option"))).toEqual([]);
+  });
+
   it("rejects a bad value in the private project file", async () => {
     priv({ mode: "reckless" });
     const err = await configError(loadSettings(repo, env));
