@@ -954,6 +954,17 @@ export interface SalvagedCall {
   input: Record<string, unknown>;
 }
 
+let minted = 0;
+
+/**
+ * An id for a tool call whose API gave none (Gemini, Ollama, salvaged text calls):
+ * `<prefix><ms since epoch, base 36>_<counter, base 36>`, unique within the process and unlikely
+ * to meet a vendor's own ids. Adapters that must recognise their minted ids pass a prefix.
+ */
+export function mintToolCallId(prefix = "call_larik_"): string {
+  return `${prefix}${Date.now().toString(36)}_${(minted++).toString(36)}`;
+}
+
 /** The notice shown once per response when a call was recovered from text (LARIK-REFERENCE §2). */
 export function salvageNotice(provider: string): string {
   return `${provider} sent a tool call as <tool_call> text instead of a real call; it was recovered. Fix the server's tool-call parsing (llama.cpp: --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser <parser>).`;
@@ -970,6 +981,7 @@ export function salvageNotice(provider: string): string {
 export class ToolCallSalvage {
   readonly #offered: ReadonlySet<string>;
   #held = "";
+  #recovered = 0;
 
   /** `offered`: names of the tools in the request; with none, nothing is ever recovered. */
   constructor(offered: Iterable<string>) {
@@ -1003,6 +1015,23 @@ export class ToolCallSalvage {
       else text += markup;
       buf = buf.slice(close + CLOSE_TAG.length);
     }
+  }
+
+  /**
+   * {@link push}, written to `out`: the safe text as a `text_delta` kept in `text`, each recovered
+   * call as a `tool_use_start` under a minted id, after the notice ({@link salvageNotice}) that
+   * goes before the first call recovered in this response. Returns the recovered calls with their
+   * ids, for the assembled message.
+   */
+  feed(piece: string, out: StreamOutput, text: TextAccumulator, provider: string): (SalvagedCall & { id: string })[] {
+    const r = this.push(piece);
+    out.delta("text_delta", r.text, text);
+    const calls = r.calls.map((c) => ({ id: mintToolCallId(), ...c }));
+    for (const call of calls) {
+      if (!this.#recovered++) out.push({ type: "notice", text: salvageNotice(provider) });
+      out.push({ type: "tool_use_start", id: call.id, name: call.name });
+    }
+    return calls;
   }
 
   /** End of the answer: returns held text (an unclosed `<tool_call>` stays text). */

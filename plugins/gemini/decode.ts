@@ -4,6 +4,7 @@
  */
 import {
   classifyHttpError,
+  mintToolCallId,
   parseJsonEvent,
   runStreamDecoder,
   TextAccumulator,
@@ -66,8 +67,6 @@ export function geminiStreamError(provider: string, payload: Raw): ProviderError
   return classifyHttpError({ provider, status, bodyText: JSON.stringify(payload) });
 }
 
-let minted = 0;
-const mintId = () => `${MINTED_ID_PREFIX}${Date.now().toString(36)}_${(minted++).toString(36)}`;
 
 /**
  * Decodes one response. Answer text and thought summaries (`thought: true` parts) are yielded as
@@ -146,7 +145,7 @@ class GeminiDecoder implements StreamDecoder<SseEvent> {
       }
     } else if (part.functionCall && typeof part.functionCall === "object") {
       const fc = part.functionCall as Raw;
-      const id = typeof fc.id === "string" && fc.id ? fc.id : mintId();
+      const id = typeof fc.id === "string" && fc.id ? fc.id : mintToolCallId(MINTED_ID_PREFIX);
       const name = String(fc.name ?? "");
       const input = fc.args && typeof fc.args === "object" && !Array.isArray(fc.args) ? fc.args : {};
       this.#blocks.push({ type: "tool_use", id, name, input, provider, ...(signature ? { signature } : {}) });

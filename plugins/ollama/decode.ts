@@ -4,7 +4,7 @@
  */
 import {
   runStreamDecoder,
-  salvageNotice,
+  mintToolCallId,
   streamError,
   TextAccumulator,
   ToolCallSalvage,
@@ -35,8 +35,6 @@ export function mapDoneReason(reason: unknown, hasCalls: boolean): ModelStopReas
   return hasCalls ? "tool_use" : "end_turn";
 }
 
-let minted = 0;
-const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toString(36)}`;
 
 /**
  * Decodes one response (a stream of lines, or the single object of a `stream: false` answer).
@@ -67,7 +65,6 @@ class OllamaDecoder implements StreamDecoder<unknown> {
   readonly #thinking = new TextAccumulator();
   readonly #calls: { id: string; name: string; input: Record<string, unknown>; raw_input?: string }[] = [];
   readonly #salvage: ToolCallSalvage;
-  #salvaged = 0;
 
   constructor(ctx: OllamaDecodeContext) {
     this.#ctx = ctx;
@@ -120,16 +117,7 @@ class OllamaDecoder implements StreamDecoder<unknown> {
 
   /** Answer text, through the salvage of `<tool_call>` markup. */
   #content(content: string, out: StreamOutput): void {
-    const r = this.#salvage.push(content);
-    if (r.text) {
-      out.delta("text_delta", r.text, this.#text);
-    }
-    for (const call of r.calls) {
-      if (!this.#salvaged++) out.push({ type: "notice", text: salvageNotice(this.#ctx.provider) });
-      const id = mintId();
-      this.#calls.push({ id, ...call });
-      out.push({ type: "tool_use_start", id, name: call.name });
-    }
+    this.#calls.push(...this.#salvage.feed(content, out, this.#text, this.#ctx.provider));
   }
 
   #toolCalls(toolCalls: Raw[], out: StreamOutput): void {
@@ -137,7 +125,7 @@ class OllamaDecoder implements StreamDecoder<unknown> {
       const fn: Raw = tc?.function ?? {};
       const name = typeof fn.name === "string" ? fn.name : "";
       if (!name) continue;
-      const id = typeof tc.id === "string" && tc.id ? tc.id : mintId();
+      const id = typeof tc.id === "string" && tc.id ? tc.id : mintToolCallId();
       let input: Record<string, unknown> = {};
       let raw_input: string | undefined;
       if (fn.arguments && typeof fn.arguments === "object" && !Array.isArray(fn.arguments)) input = fn.arguments;

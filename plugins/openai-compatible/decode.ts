@@ -6,7 +6,7 @@ import {
   parseJsonEvent,
   parseToolInput,
   runStreamDecoder,
-  salvageNotice,
+  mintToolCallId,
   streamError,
   TextAccumulator,
   ToolCallSalvage,
@@ -69,8 +69,6 @@ export function mapChatUsage(u: Record<string, any> | undefined): Usage {
   };
 }
 
-let minted = 0;
-const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toString(36)}`;
 
 /**
  * Decodes one response. Text and reasoning deltas are yielded as they come (`reasoning_content`
@@ -148,16 +146,7 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
 
   /** Answer text, through the salvage of `<tool_call>` markup. */
   #content(content: string, out: StreamOutput): void {
-    const r = this.#salvage.push(content);
-    if (r.text) {
-      out.delta("text_delta", r.text, this.#text);
-    }
-    for (const call of r.calls) {
-      if (!this.#salvaged.length) out.push({ type: "notice", text: salvageNotice(this.#ctx.provider) });
-      const id = mintId();
-      this.#salvaged.push({ id, ...call });
-      out.push({ type: "tool_use_start", id, name: call.name });
-    }
+    this.#salvaged.push(...this.#salvage.feed(content, out, this.#text, this.#ctx.provider));
   }
 
   #toolCalls(toolCalls: unknown[], out: StreamOutput): void {
@@ -176,7 +165,7 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
       else if (fn.arguments && typeof fn.arguments === "object") slot.args.set(JSON.stringify(fn.arguments));
       if (!slot.started && slot.name) {
         slot.started = true;
-        slot.id ??= mintId();
+        slot.id ??= mintToolCallId();
         out.push({ type: "tool_use_start", id: slot.id, name: slot.name });
       }
     }
@@ -199,7 +188,7 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
       const parsed = parseToolInput(c.args.toString());
       blocks.push({
         type: "tool_use",
-        id: c.id ?? mintId(),
+        id: c.id ?? mintToolCallId(),
         name: c.name,
         input: parsed.input,
         provider: ctx.provider,

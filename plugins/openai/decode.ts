@@ -4,6 +4,7 @@
  */
 import {
   classifyHttpError,
+  mintToolCallId,
   parseJsonEvent,
   parseToolInput,
   runStreamDecoder,
@@ -86,8 +87,6 @@ export function mapResponsesStop(status: string, incompleteReason: string | unde
   return refusalOnly ? "refusal" : "end_turn";
 }
 
-let minted = 0;
-const mintId = () => `call_larik_${Date.now().toString(36)}_${(minted++).toString(36)}`;
 
 function slotFor(item: Raw): Slot {
   switch (item.type) {
@@ -98,7 +97,7 @@ function slotFor(item: Raw): Slot {
     case "function_call":
       return {
         kind: "call",
-        callId: typeof item.call_id === "string" && item.call_id ? item.call_id : mintId(),
+        callId: typeof item.call_id === "string" && item.call_id ? item.call_id : mintToolCallId(),
         name: String(item.name ?? ""),
         args: new TextAccumulator(typeof item.arguments === "string" ? item.arguments : ""),
         started: false,
