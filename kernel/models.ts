@@ -173,6 +173,7 @@ export function resolveModel(
   const config: ProviderConfig = {
     name: provider,
     base_url,
+    base_url_env: provider === factory.name && factory.baseUrlEnv?.length ? factory.baseUrlEnv : undefined,
     api_key,
     api_key_env: api_key_env ?? keyEnvNames[0],
     context_length: typeof ps.context_length === "number" ? ps.context_length : undefined,

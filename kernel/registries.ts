@@ -26,6 +26,8 @@ export interface ProviderConfig {
   /** The name users write in specs (`anthropic`, `openrouter`, `my-proxy`). */
   name: string;
   base_url?: string;
+  /** The variables that move this endpoint (`OPENAI_BASE_URL`), for error messages; see {@link endpointHint}. */
+  base_url_env?: string[];
   /** The key itself, already resolved from `api_key` or `api_key_env`. */
   api_key?: string;
   /** The variable the key was looked up in (for error messages). */
@@ -169,3 +171,13 @@ export interface Skill {
 }
 
 export type { SessionStore };
+
+/**
+ * What to check when a provider's endpoint cannot be reached, for `PostJsonOptions.hint`:
+ * `check providers.<name>.base_url or <VARIABLE>`, naming the variables only for the vendor's own
+ * provider (a custom `providers.<name>` entry is moved by its settings alone).
+ */
+export function endpointHint(config: ProviderConfig): string {
+  const env = config.base_url_env?.length ? ` or ${config.base_url_env.join(" or ")}` : "";
+  return `check providers.${config.name}.base_url${env}`;
+}

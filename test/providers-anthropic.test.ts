@@ -8,6 +8,7 @@ import {
   ConfigError,
   ProviderError,
   Registry,
+  endpointHint,
   resolveModel,
   type Block,
   type Message,
@@ -383,7 +384,7 @@ describe("failure modes", () => {
   });
 
   it("an unreachable base URL is one line naming the URL", async () => {
-    const p = new AnthropicProvider({ name: "anthropic", base_url: "http://127.0.0.1:1", api_key: "k" }, { sleep: async () => {} });
+    const p = new AnthropicProvider({ name: "anthropic", base_url: "http://127.0.0.1:1", base_url_env: ["ANTHROPIC_BASE_URL"], api_key: "k" }, { sleep: async () => {} });
     const out = await collect(p.stream(request()));
     const err = out.error as ProviderError;
     expect(err.kind).toBe("network");
@@ -481,6 +482,8 @@ describe("configuration through resolveModel", () => {
     const out = await collect((await r.factory.create(r.config)).stream(request({ model: r.model })));
     expect(out.error).toBeUndefined();
     expect(server.requests[0]!.headers["x-api-key"]).toBe("sk-env");
+    // what an unreachable endpoint's message tells the user to check
+    expect(endpointHint(r.config)).toBe("check providers.anthropic.base_url or ANTHROPIC_BASE_URL");
   });
 
   it("a custom providers.<name> of type anthropic keeps its own name on blocks", async () => {

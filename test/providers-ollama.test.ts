@@ -420,7 +420,7 @@ describe("configuration", () => {
   });
 
   it("an unreachable host is one line naming the URL and OLLAMA_HOST", async () => {
-    const p = new OllamaProvider({ name: "ollama", base_url: "http://127.0.0.1:1" }, { sleep: async () => {} });
+    const p = new OllamaProvider({ name: "ollama", base_url: "http://127.0.0.1:1", base_url_env: ["OLLAMA_HOST"] }, { sleep: async () => {} });
     const err = (await collect(p.stream(request()))).error as ProviderError;
     expect(err.kind).toBe("network");
     expect(err.message).toContain("http://127.0.0.1:1/api/chat");

@@ -3,6 +3,7 @@
  * index.ts, so registering the plugin costs nothing.
  */
 import {
+  endpointHint,
   joinUrl,
   readSseBatches,
   sendJson,
@@ -67,7 +68,7 @@ export class AnthropicProvider implements Provider {
         signal: req.signal,
         stallTimeout: this.#config.stall_timeout ?? 300,
         keyEnv: this.#config.api_key_env,
-        hint: `check base_url${this.name === "anthropic" ? " or ANTHROPIC_BASE_URL" : ` of providers.${this.name}`}`,
+        hint: endpointHint(this.#config),
       });
     let res: Response;
     try {

@@ -3,6 +3,7 @@
  * the factory in index.ts, so registering the plugin costs nothing.
  */
 import {
+  endpointHint,
   joinUrl,
   ProviderError,
   readSseBatches,
@@ -82,7 +83,7 @@ export class GeminiProvider implements Provider {
       signal: req.signal,
       stallTimeout,
       keyEnv: this.#config.api_key_env,
-      hint: `check base_url${this.name === "gemini" ? " or GOOGLE_GEMINI_BASE_URL" : ` of providers.${this.name}`}`,
+      hint: endpointHint(this.#config),
       classify,
     });
     const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });

@@ -3,6 +3,7 @@
  * kernel/types.ts `Provider`. Loaded lazily by the factory in index.ts.
  */
 import {
+  endpointHint,
   joinUrl,
   ProviderError,
   readNdjsonBatches,
@@ -125,7 +126,7 @@ export class OllamaProvider implements Provider {
       signal: req.signal,
       stallTimeout,
       keyEnv: this.#config.api_key_env,
-      hint: `is Ollama running? check ${this.name === "ollama" ? "OLLAMA_HOST or " : ""}providers.${this.name}.base_url`,
+      hint: `is Ollama running? ${endpointHint(this.#config)}`,
       classify: (info: HttpErrorInfo, base: ProviderError) => {
         let extra = "";
         if (base.kind === "capability") extra = " (pick a model that can call tools)";

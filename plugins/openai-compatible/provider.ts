@@ -3,6 +3,7 @@
  * Loaded lazily by the factories in index.ts.
  */
 import {
+  endpointHint,
   joinUrl,
   readSseBatches,
   sendJson,
@@ -41,7 +42,6 @@ export class ChatCompletionsProvider implements Provider {
     const headers: Record<string, string> = { accept: "text/event-stream", ...this.#config.headers };
     if (this.#config.api_key) headers.authorization = `Bearer ${this.#config.api_key}`;
     const stallTimeout = this.#config.stall_timeout ?? this.#preset.stallTimeout;
-    const envHint = this.#preset.baseUrlEnv?.length && this.name === this.#preset.name ? ` or ${this.#preset.baseUrlEnv.join(" or ")}` : "";
     const res = yield* sendJson({
       ...this.#opts,
       provider: this.name,
@@ -51,7 +51,7 @@ export class ChatCompletionsProvider implements Provider {
       signal: req.signal,
       stallTimeout,
       keyEnv: this.#config.api_key_env,
-      hint: `check providers.${this.name}.base_url${envHint}; is the server running?`,
+      hint: `${endpointHint(this.#config)}; is the server running?`,
     });
     const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
     yield* decodeChatStream(events, { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name) });

@@ -3,6 +3,7 @@
  * so registering the plugin costs nothing.
  */
 import {
+  endpointHint,
   joinUrl,
   readSseBatches,
   sendJson,
@@ -52,7 +53,7 @@ export class ResponsesProvider implements Provider {
       signal: req.signal,
       stallTimeout,
       keyEnv: this.#config.api_key_env,
-      hint: `check base_url${this.name === "openai" ? " or OPENAI_BASE_URL" : ` of providers.${this.name}`}`,
+      hint: endpointHint(this.#config),
     });
     const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
     yield* decodeResponsesStream(events, { provider: this.name, model: req.model });
