@@ -6,8 +6,9 @@
  * backend (`sandbox` undefined).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import type { Sandbox, SandboxedCommand } from "./registries.js";
 
 /** How long a successful probe stays trusted (ms). Failures are never cached. */
@@ -150,4 +151,47 @@ export function probeByRunning(
       else done({ ok: false, ...diagnose(stderr || (signal ? `killed by ${signal}` : `exit status ${code}`)) });
     });
   });
+}
+
+/** Private temp folders of live sandboxes, removed at process exit if still there. */
+const exitCleanup = new Set<string>();
+let exitHooked = false;
+
+/**
+ * A sandbox backend's private `$TMPDIR` (literal `/tmp` stays read-only in every backend, §19):
+ * created on first use under the OS temp folder and again if something deleted it, given as its
+ * real path (macOS's `/var` is `/private/var`, which profiles must name), removed by `dispose()`
+ * or, failing that, when the process exits.
+ */
+export class SandboxTmpDir {
+  #dir: string | undefined;
+
+  /** The folder's absolute real path, creating it when absent. @throws the mkdtemp error. */
+  get(): string {
+    if (!this.#dir || !existsSync(this.#dir)) {
+      this.#dir = realpathSync(mkdtempSync(join(tmpdir(), "larik-sandbox-")));
+      exitCleanup.add(this.#dir);
+      if (!exitHooked) {
+        exitHooked = true;
+        process.once("exit", () => {
+          for (const d of exitCleanup) {
+            try {
+              rmSync(d, { recursive: true, force: true });
+            } catch {
+              // best effort at exit
+            }
+          }
+        });
+      }
+    }
+    return this.#dir;
+  }
+
+  /** Removes the folder now (the next `get` makes a new one). */
+  dispose(): void {
+    if (!this.#dir) return;
+    rmSync(this.#dir, { recursive: true, force: true });
+    exitCleanup.delete(this.#dir);
+    this.#dir = undefined;
+  }
 }

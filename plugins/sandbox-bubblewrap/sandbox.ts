@@ -15,10 +15,10 @@
  *  - credentials scrubbed from the environment (`env.ts`).
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
-import { homedir, release, tmpdir } from "node:os";
+import { existsSync, statSync } from "node:fs";
+import { homedir, release } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { configDir, configuredKeyVars, probeByRunning, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { configDir, configuredKeyVars, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
 import { acquire, releaseAll, releaseRuns, RUN_MARKER } from "./placeholders.js";
 import { diagnose } from "./probe.js";
@@ -99,16 +99,10 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
   const passthrough = sb.env_passthrough ?? [];
   const bwrap = opts.bwrap ?? "bwrap";
   const cfg = configDir(env);
-  let tmp: string | undefined;
+  const tmp = new SandboxTmpDir();
   const myRuns = new Set<string>();
 
-  const tmpDir = (): string => {
-    if (!tmp || !existsSync(tmp)) {
-      tmp = mkdtempSync(join(tmpdir(), "larik-sandbox-"));
-      exitCleanup.add(tmp);
-    }
-    return tmp;
-  };
+  const tmpDir = (): string => tmp.get();
 
   const wrap = (command: string, w: { cwd: string; projectRoot: string; env: Record<string, string> }): SandboxedCommand => {
     const t = tmpDir();
@@ -170,27 +164,13 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
     dispose() {
       releaseRuns(myRuns);
       myRuns.clear();
-      if (tmp) {
-        rmSync(tmp, { recursive: true, force: true });
-        exitCleanup.delete(tmp);
-        tmp = undefined;
-      }
+      tmp.dispose();
     },
   };
 }
 
-/** Temp folders to remove at process exit (sandboxed processes die with Larik: `--die-with-parent`). */
-const exitCleanup = new Set<string>();
-process.once("exit", () => {
-  releaseAll();
-  for (const t of exitCleanup) {
-    try {
-      rmSync(t, { recursive: true, force: true });
-    } catch {
-      // best effort at exit
-    }
-  }
-});
+// Run folders outlive nothing: sandboxed processes die with Larik (`--die-with-parent`).
+process.once("exit", () => releaseAll());
 
 /** The first executable named `name` in `PATH`, or undefined. */
 function findOnPath(name: string, path = ""): string | undefined {

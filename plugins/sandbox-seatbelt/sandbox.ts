@@ -10,10 +10,10 @@
  *  - credentials scrubbed from the environment (`env.ts`).
  * Seatbelt denies by path, so missing protected paths need no placeholders (unlike Linux).
  */
-import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
+import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir, release, tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { configDir, configuredKeyVars, probeByRunning, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { configDir, configuredKeyVars, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
 import { buildProfile, NEVER_WRITABLE } from "./profile.js";
 
@@ -141,18 +141,6 @@ export function diagnose(stderr: string, spawnError?: string): { reason: string;
   return { reason: `sandbox-exec failed: ${first}`, fix: "report the profile error, or set sandbox.enabled to false" };
 }
 
-/** Temp folders to remove at process exit. */
-const exitCleanup = new Set<string>();
-process.once("exit", () => {
-  for (const t of exitCleanup) {
-    try {
-      rmSync(t, { recursive: true, force: true });
-    } catch {
-      // best effort at exit
-    }
-  }
-});
-
 /**
  * Builds the Seatbelt sandbox. Nothing touches the disk until `wrap` or `probe` runs. Bad
  * `sandbox.writable` entries (relative, or `/`, `/tmp`) are skipped with a notice.
@@ -174,15 +162,8 @@ export function createSeatbeltSandbox(opts: SeatbeltOptions): SeatbeltSandbox {
   const passthrough = sb.env_passthrough ?? [];
   const exe = opts.sandboxExec ?? SANDBOX_EXEC;
   const cfg = configDir(env);
-  let tmp: string | undefined;
-
-  const tmpDir = (): string => {
-    if (!tmp || !existsSync(tmp)) {
-      tmp = realPath(mkdtempSync(join(tmpdir(), "larik-sandbox-")));
-      exitCleanup.add(tmp);
-    }
-    return tmp;
-  };
+  const tmp = new SandboxTmpDir();
+  const tmpDir = (): string => tmp.get();
 
   const wrap = (command: string, w: { cwd: string; projectRoot: string; env: Record<string, string> }): SandboxedCommand => {
     const t = tmpDir();
@@ -231,10 +212,7 @@ export function createSeatbeltSandbox(opts: SeatbeltOptions): SeatbeltSandbox {
     wrap,
     tmpDir,
     dispose() {
-      if (!tmp) return;
-      rmSync(tmp, { recursive: true, force: true });
-      exitCleanup.delete(tmp);
-      tmp = undefined;
+      tmp.dispose();
     },
   };
 }
