@@ -2,7 +2,6 @@
  * The `anthropic` provider against real recordings replayed over loopback HTTP, plus request
  * body, retry and failure-mode tests.
  */
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   ConfigError,
@@ -19,12 +18,11 @@ import {
 import anthropicPlugin, { anthropicFactory } from "../plugins/anthropic/index.js";
 import { AnthropicProvider } from "../plugins/anthropic/provider.js";
 import { thinkingStyle } from "../plugins/anthropic/catalog.js";
-import { collect, matchesDescriptor, ndjsonToSse, ReplayServer, sseBody, type Chunking, type Reply } from "./fakes/replay-server.js";
-import { fixture, manifestFor, type ManifestEntry } from "./fakes/recordings.js";
+import { collect, matchesDescriptor, ReplayServer, sseBody, type Reply } from "./fakes/replay-server.js";
+import { fixture, manifestFor, NORMALIZED_STOP, replyFor, CHUNKINGS } from "./fakes/recordings.js";
 
 const manifest = manifestFor("anthropic");
 
-const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
 const ERROR_KIND: Record<string, string> = {
   "anthropic/error-400-prompt-too-long.json": "context_overflow",
   "anthropic/error-401-authentication.json": "auth",
@@ -52,15 +50,6 @@ function request(over: Partial<ModelRequest> = {}): ModelRequest {
   };
 }
 
-function replyFor(entry: ManifestEntry, chunking: Chunking): Reply {
-  const raw = fixture(entry.file);
-  const body = entry.file.endsWith(".chunks.ndjson") ? ndjsonToSse(raw) : raw;
-  const headers = { ...entry.response_headers };
-  delete headers["transfer-encoding"];
-  delete headers["content-length"];
-  return { status: entry.http_status, headers, body, chunking };
-}
-
 function blockOrder(blocks: Block[]): string[] {
   return blocks.map((b) => {
     if (b.type === "thinking") return b.redacted ? "redacted_thinking" : "thinking";
@@ -71,13 +60,6 @@ function blockOrder(blocks: Block[]): string[] {
 
 // 1-byte writes really arrive one byte at a time (see replay-server.ts), which takes seconds
 // for the larger recordings: hence the long per-test timeout below, not a speed assertion.
-const CHUNKINGS: [string, Chunking][] = [
-  ["whole", "whole"],
-  ["1-byte writes", "bytes"],
-  ["random splits (seed 7)", { seed: 7, max: 48 }],
-  ["random splits (seed 99)", { seed: 99, max: 9 }],
-];
-
 describe("recorded Anthropic streams decode to the manifest's outcome", () => {
   for (const entry of manifest) {
     for (const [label, chunking] of CHUNKINGS) {
@@ -129,7 +111,7 @@ describe("recorded Anthropic streams decode to the manifest's outcome", () => {
           cache_read: ex.usage.cache_read_input_tokens,
           cache_write: ex.usage.cache_creation_input_tokens,
         });
-        expect(done.stop_reason).toBe(NORMALIZED[ex.normalized_stop]);
+        expect(done.stop_reason).toBe(NORMALIZED_STOP[ex.normalized_stop]);
         expect(done.message.model).toBe(ex.model);
       }, 120_000);
     }

@@ -25,12 +25,11 @@ import geminiPlugin, { geminiFactory } from "../plugins/gemini/index.js";
 import { GeminiProvider, streamUrl } from "../plugins/gemini/provider.js";
 import { thinkingFields, thinkingStyle } from "../plugins/gemini/catalog.js";
 import { toGeminiSchema } from "../plugins/gemini/schema.js";
-import { collect, ReplayServer, sseBody, type Chunking, type Reply } from "./fakes/replay-server.js";
-import { fixture, manifestFor, type ManifestEntry } from "./fakes/recordings.js";
+import { collect, ReplayServer, sseBody, type Chunking } from "./fakes/replay-server.js";
+import { fixture, manifestFor, NORMALIZED_STOP, replyFor } from "./fakes/recordings.js";
 
 const manifest = manifestFor("gemini");
 
-const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
 const ERROR_KIND: Record<string, string> = {
   "gemini/error-429-resource-exhausted.json": "rate_limit",
   "gemini/error-400-input-token-count-vertex.json": "context_overflow",
@@ -60,13 +59,6 @@ function request(over: Partial<ModelRequest> = {}): ModelRequest {
     messages: [{ role: "user", blocks: [{ type: "text", text: "hi" }] }],
     ...over,
   };
-}
-
-function replyFor(entry: ManifestEntry, chunking: Chunking): Reply {
-  const headers = { ...entry.response_headers };
-  delete headers["transfer-encoding"];
-  delete headers["content-length"];
-  return { status: entry.http_status, headers, body: fixture(entry.file), chunking };
 }
 
 /** Piece sizes that cut `body` inside every multi-byte UTF-8 sequence and between every CR and LF. */
@@ -129,7 +121,7 @@ describe("recorded Gemini streams decode to the manifest's outcome", () => {
         expect(sigs).toEqual(ex.thought_signatures.map((s: any) => s.len));
         const u = ex["usageMetadata(last chunk)"];
         expect(done.usage).toEqual({ input: u.promptTokenCount, output: u.candidatesTokenCount + (u.thoughtsTokenCount ?? 0), cache_read: 0, cache_write: 0 });
-        expect(done.stop_reason).toBe(NORMALIZED[ex.normalized_stop]);
+        expect(done.stop_reason).toBe(NORMALIZED_STOP[ex.normalized_stop]);
         expect(done.message.model).toBe(requested);
       }, 120_000);
     }

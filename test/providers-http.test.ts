@@ -2,7 +2,6 @@
  * kernel/http.ts: retry policy, error classification, SSE/NDJSON decoding and the stall guard,
  * over real HTTP on loopback (test/fakes/replay-server.ts).
  */
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   backoffDelay,

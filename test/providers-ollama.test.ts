@@ -22,12 +22,11 @@ import {
 } from "../kernel/index.js";
 import ollamaPlugin, { ollamaFactory } from "../plugins/ollama/index.js";
 import { ollamaBaseUrl, OllamaProvider } from "../plugins/ollama/provider.js";
-import { collect, ReplayServer, type Chunking, type Reply } from "./fakes/replay-server.js";
-import { fixture, manifestFor } from "./fakes/recordings.js";
+import { collect, ReplayServer, type Reply } from "./fakes/replay-server.js";
+import { fixture, manifestFor, NORMALIZED_STOP, replyFor, CHUNKINGS } from "./fakes/recordings.js";
 
 const manifest = manifestFor("ollama");
 
-const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens" };
 const ERROR_KIND: Record<string, string> = {
   "ollama/error-400-model-does-not-support-tools.json": "capability",
   "ollama/error-400-context-length.json": "context_overflow",
@@ -56,21 +55,11 @@ function request(over: Partial<ModelRequest> = {}): ModelRequest {
 
 const chats = () => server.requests.filter((r) => r.path === "/api/chat");
 
-const CHUNKINGS: [string, Chunking][] = [
-  ["whole", "whole"],
-  ["1-byte writes", "bytes"],
-  ["random splits (seed 7)", { seed: 7, max: 48 }],
-  ["random splits (seed 99)", { seed: 99, max: 9 }],
-];
-
 describe("recorded Ollama bodies decode to the manifest's outcome", () => {
   for (const entry of manifest) {
     for (const [label, chunking] of CHUNKINGS) {
       it(`${entry.file} — ${label}`, async () => {
-        const headers = { ...entry.response_headers };
-        delete headers["transfer-encoding"];
-        delete headers["content-length"];
-        server.enqueue(show(), { status: entry.http_status, headers, body: fixture(entry.file), chunking });
+        server.enqueue(show(), replyFor(entry, chunking));
         const ex = entry.expected;
         const tools = entry.file.includes("tool") ? [{ name: "getWeather", description: "w", input_schema: { type: "object", properties: { location: { type: "string" } } } }] : [];
         const out = await collect(provider().stream(request({ tools })));
@@ -93,7 +82,7 @@ describe("recorded Ollama bodies decode to the manifest's outcome", () => {
         const calls = blocks.filter((b) => b.type === "tool_use").map((b) => ({ id: (b as any).id, name: (b as any).name, input: (b as any).input }));
         expect(calls).toEqual(ex.tool_calls.map((c: any) => ({ id: c.id, name: c.function.name, input: c.function.arguments })));
         expect(done.usage).toEqual({ input: ex.usage.prompt_eval_count, output: ex.usage.eval_count, cache_read: 0, cache_write: 0 });
-        expect(done.stop_reason).toBe(NORMALIZED[ex.normalized_stop]);
+        expect(done.stop_reason).toBe(NORMALIZED_STOP[ex.normalized_stop]);
       }, 120_000);
     }
   }

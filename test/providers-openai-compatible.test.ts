@@ -2,7 +2,6 @@
  * The `openai-compatible` provider and its presets against real Chat Completions recordings
  * replayed over loopback HTTP, plus request body, retry and failure-mode tests.
  */
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   ConfigError,
@@ -20,11 +19,10 @@ import { ChatCompletionsProvider } from "../plugins/openai-compatible/provider.j
 import { CHAT_PRESETS, GENERIC_PRESET } from "../plugins/openai-compatible/presets.js";
 import { alnum9Ids, buildChatBody } from "../plugins/openai-compatible/request.js";
 import { collect, ReplayServer, sseBody, type Chunking } from "./fakes/replay-server.js";
-import { fixture, manifestFor } from "./fakes/recordings.js";
+import { fixture, manifestFor, NORMALIZED_STOP, replyFor } from "./fakes/recordings.js";
 
 const manifest = manifestFor("openai-chat");
 
-const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
 const ERROR_KIND: Record<string, string> = {
   "openai-chat/error-429-request-too-large.json": "context_overflow",
   "openai-chat/error-400-context-length-deepseek.json": "context_overflow",
@@ -67,10 +65,7 @@ describe("recorded Chat Completions streams decode to the manifest's outcome", (
   for (const entry of manifest) {
     for (const [label, chunking] of CHUNKINGS) {
       it(`${entry.file} — ${label}`, async () => {
-        const headers = { ...entry.response_headers };
-        delete headers["transfer-encoding"];
-        delete headers["content-length"];
-        server.enqueue({ status: entry.http_status, headers, body: fixture(entry.file), chunking });
+        server.enqueue(replyFor(entry, chunking));
         const out = await collect((await provider()).stream(request()));
         const ex = entry.expected;
         expect(server.requests).toHaveLength(1);
@@ -97,7 +92,7 @@ describe("recorded Chat Completions streams decode to the manifest's outcome", (
         expect(calls.every((c) => c.raw_input === undefined)).toBe(true);
         expect(out.events.filter((e) => e.type === "tool_use_start").map((e) => (e as any).id)).toEqual(ex.tool_calls.map((c: any) => c.id));
         expect(done.usage).toEqual({ input: ex.usage.prompt_tokens, output: ex.usage.completion_tokens, cache_read: 0, cache_write: 0 });
-        expect(done.stop_reason).toBe(NORMALIZED[ex.normalized_stop]);
+        expect(done.stop_reason).toBe(NORMALIZED_STOP[ex.normalized_stop]);
         expect(done.message.model).toBe("gpt-4o");
       }, 120_000);
     }

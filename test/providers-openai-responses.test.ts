@@ -26,12 +26,11 @@ import openaiPlugin, { openaiFactory } from "../plugins/openai/index.js";
 import { ResponsesProvider } from "../plugins/openai/provider.js";
 import { isReasoningModel, reasoningEffort } from "../plugins/openai/catalog.js";
 import { promptCacheKey } from "../plugins/openai/request.js";
-import { collect, ndjsonToSse, ReplayServer, sseBody, type Chunking, type Reply } from "./fakes/replay-server.js";
-import { fixture, manifestFor, type ManifestEntry } from "./fakes/recordings.js";
+import { collect, ReplayServer, sseBody } from "./fakes/replay-server.js";
+import { fixture, manifestFor, NORMALIZED_STOP, replyFor, CHUNKINGS } from "./fakes/recordings.js";
 
 const manifest = manifestFor("openai-responses");
 
-const NORMALIZED: Record<string, string> = { stop: "end_turn", tool_calls: "tool_use", length: "max_tokens", content_filter: "refusal" };
 
 let server: ReplayServer;
 beforeEach(async () => {
@@ -54,22 +53,6 @@ function request(over: Partial<ModelRequest> = {}): ModelRequest {
     ...over,
   };
 }
-
-function replyFor(entry: ManifestEntry, chunking: Chunking): Reply {
-  const raw = fixture(entry.file);
-  const body = entry.file.endsWith(".chunks.ndjson") ? ndjsonToSse(raw) : raw;
-  const headers = { ...entry.response_headers };
-  delete headers["transfer-encoding"];
-  delete headers["content-length"];
-  return { status: entry.http_status, headers, body, chunking };
-}
-
-const CHUNKINGS: [string, Chunking][] = [
-  ["whole", "whole"],
-  ["1-byte writes", "bytes"],
-  ["random splits (seed 7)", { seed: 7, max: 48 }],
-  ["random splits (seed 99)", { seed: 99, max: 9 }],
-];
 
 describe("recorded Responses streams decode to the manifest's outcome", () => {
   for (const entry of manifest) {
@@ -120,7 +103,7 @@ describe("recorded Responses streams decode to the manifest's outcome", () => {
         expect(out.events.flatMap((e) => (e.type === "thinking_delta" ? [e.text] : [])).join("")).toBe(thinking.join(""));
         const cached = ex.usage.input_tokens_details.cached_tokens;
         expect(done.usage).toEqual({ input: ex.usage.input_tokens - cached, output: ex.usage.output_tokens, cache_read: cached, cache_write: 0 });
-        expect(done.stop_reason).toBe(NORMALIZED[ex.normalized_stop]);
+        expect(done.stop_reason).toBe(NORMALIZED_STOP[ex.normalized_stop]);
         expect(done.message.model).toBe("gpt-5");
       }, 120_000);
     }
