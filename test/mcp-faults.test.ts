@@ -3,12 +3,27 @@
  * handshake, no handshake at all, a crash during a call; env expansion; name de-duplication;
  * schema normalization; image limits; deferred tools past 30.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Host, Settings } from "../kernel/index.js";
 import { ScriptedProvider, call, text } from "./fakes/scripted-provider.js";
 import { FAKE_SERVER, NODE, makeProject, mcpHost, runTurn, toolResults, type Project } from "./fixtures/mcp/harness.js";
 
 const fake = (...args: string[]) => ({ command: NODE, args: [FAKE_SERVER, ...args] });
+
+/** Pids of live processes whose command line contains `needle` (Linux /proc). */
+function processesWith(needle: string): number[] {
+  const pids: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes(needle)) pids.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
 
 let p: Project | undefined;
 let host: Host | undefined;
@@ -54,8 +69,9 @@ describe("faulty servers are reported by name and never take the agent down", ()
     expect(h.notices.find((n) => n.includes('"noisy"'))).toMatch(/mcp server "noisy" wrote non-protocol output to stdout/);
   });
 
-  it("a server that never answers the handshake", async () => {
-    const h = await start({ stuck: fake("--hang"), good: fake() }, {}, {}, 1000);
+  it("a server that never answers the handshake, and is stopped when the host closes", async () => {
+    const tag = `--tag=stuck-${process.pid}-${Date.now()}`;
+    const h = await start({ stuck: fake("--hang", tag), good: fake() }, {}, {}, 1000);
     const provider = new ScriptedProvider([{ blocks: [call("c1", "mcp__good__echo", { text: "x" })] }, { blocks: [text("ok")] }]);
     const agent = await h.openAgent({ provider, mode: "yolo" });
     const events = await runTurn(agent, "hi");
@@ -63,7 +79,11 @@ describe("faulty servers are reported by name and never take the agent down", ()
     expect(toolResults(provider, 1)[0]!.content).toBe("echo: x");
     expect(h.notices.find((n) => n.includes('"stuck"'))).toMatch(/mcp server "stuck" failed: no handshake within 1 s/);
     expect(provider.requests[0]!.tools.some((t) => t.name.startsWith("mcp__stuck"))).toBe(false);
-  });
+    // the server ignores stdin closing; by the time the host is closed it must be gone, not orphaned
+    await h.dispose();
+    host = undefined;
+    expect(processesWith(tag)).toEqual([]);
+  }, 20_000);
 
   it("a server that crashes during a call", async () => {
     const h = await start({ fragile: fake() });

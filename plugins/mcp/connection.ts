@@ -76,6 +76,8 @@ export class McpConnection {
   #log?: WriteStream;
   #stderrTail = "";
   #closing = false;
+  /** The stdio server's pid once started (see #reap). */
+  #pid: number | undefined;
   #ready?: Promise<void>;
 
   constructor(entry: ServerEntry, opts: ConnectionOptions) {
@@ -165,7 +167,7 @@ export class McpConnection {
       if (tail) msg += ` (stderr: ${tail.slice(0, 200)})`;
       if (this.junkLines) msg += ` (${this.junkLines} non-JSON line${this.junkLines > 1 ? "s" : ""} on stdout)`;
       this.#fail("failed", msg);
-      void this.#shutdown();
+      void this.#shutdown().then(() => this.#reap());
       return;
     }
     try {
@@ -206,6 +208,12 @@ export class McpConnection {
         cwd: this.#opts.cwd,
         stderr: "pipe",
       });
+      // The pid, kept past the SDK's own bookkeeping: see #reap.
+      const start = t.start.bind(t);
+      t.start = async () => {
+        await start();
+        this.#pid = t.pid ?? undefined;
+      };
       const log = this.#openLog();
       log.write(`[${new Date().toISOString()}] --- stderr of ${config.command} ---\n`);
       t.stderr?.on("data", (chunk: Buffer) => {
@@ -373,10 +381,36 @@ export class McpConnection {
     }
   }
 
+  /**
+   * Ends a stdio server that is still running after its transport closed. When the handshake
+   * fails, the SDK's Client closes the transport itself without waiting (it ends stdin, and only
+   * 2 s later sends SIGTERM), so a server that ignores stdin would outlive Larik. A server that
+   * failed its handshake gets SIGTERM at once, then SIGKILL after 2 s.
+   */
+  async #reap(): Promise<void> {
+    const pid = this.#pid;
+    this.#pid = undefined;
+    if (pid === undefined) return;
+    const alive = () => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    for (const [signal, waitMs] of [["SIGTERM", 2000], ["SIGKILL", 500]] as const) {
+      if (!alive()) return;
+      process.kill(pid, signal);
+      for (let t = 0; t < waitMs && alive(); t += 50) await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
   /** Closes the connection (stopping a stdio server). Safe to call in any state. */
   async close(): Promise<void> {
     const wasFailed = this.state === "failed" || this.state === "needs-sign-in";
     await this.#shutdown();
+    await this.#reap();
     if (!wasFailed) this.state = "closed";
     await new Promise<void>((resolve) => {
       if (!this.#log) return resolve();
