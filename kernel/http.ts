@@ -10,6 +10,7 @@
  * LARIK-REFERENCE §10 (no retry once output is shown; stall guard).
  */
 import { nodeFetch } from "./http-node.js";
+import { endpointHint, type ProviderConfig } from "./registries.js";
 import { ProviderError, type ProviderErrorKind, type StreamEvent } from "./types.js";
 
 /* ------------------------------------------------------------------------------------------ */
@@ -308,6 +309,45 @@ export interface PostJsonOptions extends HttpOptions {
   classify?: (info: HttpErrorInfo, base: ProviderError) => ProviderError;
   /** Called before each retry wait. */
   onRetry?: (info: { attempt: number; delayMs: number; error: ProviderError }) => void;
+}
+
+/**
+ * The request options an adapter derives from its resolved {@link ProviderConfig}: the provider
+ * name, its headers (the adapter's own, then the configured `headers`, then the key under the
+ * adapter's auth header), the stall timeout (the configured one, else the adapter's default, in
+ * seconds), the key variable for auth errors and {@link endpointHint}. The result also serves as
+ * the {@link StreamReadOptions} of the response body.
+ */
+export function providerRequest(
+  config: ProviderConfig,
+  http: HttpOptions,
+  req: {
+    url: string;
+    body: unknown;
+    signal?: AbortSignal;
+    /** The adapter's headers (`accept`, a version header). */
+    headers?: Record<string, string>;
+    /** The header that carries the key; omitted when no key is configured. */
+    auth?: (key: string) => Record<string, string>;
+    /** Seconds, used when the config sets no `stall_timeout`. */
+    stallTimeout: number;
+    /** Replaces the endpoint hint (default: {@link endpointHint}). */
+    hint?: string;
+    classify?: PostJsonOptions["classify"];
+  },
+): PostJsonOptions & StreamReadOptions {
+  return {
+    ...http,
+    provider: config.name,
+    url: req.url,
+    headers: { ...req.headers, ...config.headers, ...(config.api_key && req.auth ? req.auth(config.api_key) : {}) },
+    body: req.body,
+    signal: req.signal,
+    stallTimeout: config.stall_timeout ?? req.stallTimeout,
+    keyEnv: config.api_key_env,
+    hint: req.hint ?? endpointHint(config),
+    classify: req.classify,
+  };
 }
 
 /** Resolves after `ms` ms, or rejects with the abort reason. */

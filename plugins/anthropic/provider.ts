@@ -3,7 +3,7 @@
  * index.ts, so registering the plugin costs nothing.
  */
 import {
-  endpointHint,
+  providerRequest,
   joinUrl,
   readSseBatches,
   sendJson,
@@ -52,24 +52,16 @@ export class AnthropicProvider implements Provider {
     const url = joinUrl(base, "v1/messages");
     const entry = (this.#opts.models ?? ANTHROPIC_MODELS).find((m) => m.id === req.model);
     const body = buildBody(req, { provider: this.name, defaultMaxTokens: entry?.max_output ?? DEFAULT_MAX_TOKENS });
-    const headers: Record<string, string> = {
-      "anthropic-version": ANTHROPIC_VERSION,
-      accept: "text/event-stream",
-      ...this.#config.headers,
-    };
-    if (this.#config.api_key) headers["x-api-key"] = this.#config.api_key;
-    const send = () =>
-      sendJson({
-        ...this.#opts,
-        provider: this.name,
-        url,
-        headers,
-        body,
-        signal: req.signal,
-        stallTimeout: this.#config.stall_timeout ?? 300,
-        keyEnv: this.#config.api_key_env,
-        hint: endpointHint(this.#config),
-      });
+    const post = providerRequest(this.#config, this.#opts, {
+      url,
+      body,
+      signal: req.signal,
+      headers: { "anthropic-version": ANTHROPIC_VERSION, accept: "text/event-stream" },
+      auth: (key) => ({ "x-api-key": key }),
+      stallTimeout: 300,
+    });
+    // body is read at send time: the retry below strips thinking from it in place
+    const send = () => sendJson(post);
     let res: Response;
     try {
       res = yield* send();
@@ -84,7 +76,7 @@ export class AnthropicProvider implements Provider {
       };
       res = yield* send();
     }
-    const events = readSseBatches(res, { provider: this.name, stallTimeout: this.#config.stall_timeout ?? 300, signal: req.signal, url });
+    const events = readSseBatches(res, post);
     yield* decodeAnthropicStream(events, { provider: this.name, model: req.model });
   }
 }

@@ -3,7 +3,7 @@
  * the factory in index.ts, so registering the plugin costs nothing.
  */
 import {
-  endpointHint,
+  providerRequest,
   joinUrl,
   ProviderError,
   readSseBatches,
@@ -71,22 +71,16 @@ export class GeminiProvider implements Provider {
   async *stream(req: ModelRequest): AsyncGenerator<StreamEvent> {
     const url = streamUrl(this.#config.base_url ?? GEMINI_BASE_URL, req.model);
     const body = buildGeminiBody(req, { provider: this.name });
-    const headers: Record<string, string> = { accept: "text/event-stream", ...this.#config.headers };
-    if (this.#config.api_key) headers["x-goog-api-key"] = this.#config.api_key;
-    const stallTimeout = this.#config.stall_timeout ?? 300;
-    const res = yield* sendJson({
-      ...this.#opts,
-      provider: this.name,
+    const post = providerRequest(this.#config, this.#opts, {
       url,
-      headers,
       body,
       signal: req.signal,
-      stallTimeout,
-      keyEnv: this.#config.api_key_env,
-      hint: endpointHint(this.#config),
+      headers: { accept: "text/event-stream" },
+      auth: (key) => ({ "x-goog-api-key": key }),
+      stallTimeout: 300,
       classify,
     });
-    const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    const events = readSseBatches(yield* sendJson(post), post);
     yield* decodeGeminiStream(events, { provider: this.name, model: req.model });
   }
 }

@@ -4,6 +4,7 @@
  */
 import {
   endpointHint,
+  providerRequest,
   joinUrl,
   ProviderError,
   readNdjsonBatches,
@@ -115,30 +116,26 @@ export class OllamaProvider implements Provider {
     }
     const url = joinUrl(this.#base, "api/chat");
     const body = buildOllamaBody(req, { provider: this.name, numCtx, think: thinkValue(req.model, req.effort, show?.capabilities) });
-    const stallTimeout = this.#config.stall_timeout ?? 900;
     const name = this.name;
-    const res = yield* sendJson({
-      ...this.#opts,
-      provider: this.name,
+    const post = providerRequest(this.#config, this.#opts, {
       url,
-      headers: { accept: "application/x-ndjson", ...this.#headers() },
       body,
       signal: req.signal,
-      stallTimeout,
-      keyEnv: this.#config.api_key_env,
+      headers: { accept: "application/x-ndjson" },
+      auth: (key) => ({ authorization: `Bearer ${key}` }),
+      stallTimeout: 900,
       hint: `is Ollama running? ${endpointHint(this.#config)}`,
-      classify: (info: HttpErrorInfo, base: ProviderError) => {
+      classify: (_info: HttpErrorInfo, base: ProviderError) => {
         let extra = "";
         if (base.kind === "capability") extra = " (pick a model that can call tools)";
         else if (base.kind === "context_overflow") extra = ` (num_ctx ${numCtx}; raise providers.${name}.context_length or compact)`;
         else if (base.kind === "not_found") extra = ` (ollama pull ${req.model})`;
-        void info;
         return extra
           ? new ProviderError({ provider: base.provider, kind: base.kind, status: base.status, retryable: base.retryable, retry_after_ms: base.retry_after_ms, request_id: base.request_id, message: base.message + extra })
           : base;
       },
     });
-    const lines = readNdjsonBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    const lines = readNdjsonBatches(yield* sendJson(post), post);
     yield* decodeOllamaStream(lines, { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name), numCtx });
   }
 }

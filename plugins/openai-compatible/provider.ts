@@ -4,6 +4,7 @@
  */
 import {
   endpointHint,
+  providerRequest,
   joinUrl,
   readSseBatches,
   sendJson,
@@ -39,21 +40,16 @@ export class ChatCompletionsProvider implements Provider {
     const baseUrl = this.#config.base_url ?? this.#preset.baseUrl;
     const url = joinUrl(baseUrl, "chat/completions");
     const body = buildChatBody(req, { provider: this.name, preset: this.#preset, baseUrl });
-    const headers: Record<string, string> = { accept: "text/event-stream", ...this.#config.headers };
-    if (this.#config.api_key) headers.authorization = `Bearer ${this.#config.api_key}`;
-    const stallTimeout = this.#config.stall_timeout ?? this.#preset.stallTimeout;
-    const res = yield* sendJson({
-      ...this.#opts,
-      provider: this.name,
+    const post = providerRequest(this.#config, this.#opts, {
       url,
-      headers,
       body,
       signal: req.signal,
-      stallTimeout,
-      keyEnv: this.#config.api_key_env,
+      headers: { accept: "text/event-stream" },
+      auth: (key) => ({ authorization: `Bearer ${key}` }),
+      stallTimeout: this.#preset.stallTimeout,
       hint: `${endpointHint(this.#config)}; is the server running?`,
     });
-    const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    const events = readSseBatches(yield* sendJson(post), post);
     yield* decodeChatStream(events, { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name) });
   }
 }

@@ -3,7 +3,7 @@
  * so registering the plugin costs nothing.
  */
 import {
-  endpointHint,
+  providerRequest,
   joinUrl,
   readSseBatches,
   sendJson,
@@ -41,21 +41,15 @@ export class ResponsesProvider implements Provider {
     const base = this.#config.base_url ?? OPENAI_BASE_URL;
     const url = joinUrl(base, "responses");
     const body = buildResponsesBody(req, { provider: this.name });
-    const headers: Record<string, string> = { accept: "text/event-stream", ...this.#config.headers };
-    if (this.#config.api_key) headers.authorization = `Bearer ${this.#config.api_key}`;
-    const stallTimeout = this.#config.stall_timeout ?? 300;
-    const res = yield* sendJson({
-      ...this.#opts,
-      provider: this.name,
+    const post = providerRequest(this.#config, this.#opts, {
       url,
-      headers,
       body,
       signal: req.signal,
-      stallTimeout,
-      keyEnv: this.#config.api_key_env,
-      hint: endpointHint(this.#config),
+      headers: { accept: "text/event-stream" },
+      auth: (key) => ({ authorization: `Bearer ${key}` }),
+      stallTimeout: 300,
     });
-    const events = readSseBatches(res, { provider: this.name, stallTimeout, signal: req.signal, url });
+    const events = readSseBatches(yield* sendJson(post), post);
     yield* decodeResponsesStream(events, { provider: this.name, model: req.model });
   }
 }
