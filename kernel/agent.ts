@@ -24,7 +24,7 @@ import {
   type ToolUseBlock,
   type Usage,
 } from "./types.js";
-import { dropNulls, invalidArguments, prepareToolSpecs, toolSpec, validateToolInput, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
+import { dropNulls, invalidArguments, toolSpec, validateToolInput, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
@@ -326,7 +326,6 @@ export class Agent {
     if (this.#system === undefined || this.#tools === undefined) {
       const tools = await this.host.hooks.loadTools.promise([...this.host.tools.list()], { agent: this });
       this.#tools = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      await prepareToolSpecs(this.#tools);
       Object.freeze(this.#tools);
       this.#system = await buildSystemPrompt(this.host);
     }

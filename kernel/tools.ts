@@ -111,36 +111,30 @@ export function validateToolInput<S extends ToolInputSchema>(schema: S, input: u
 }
 
 const specCache = new WeakMap<AnyTool, ToolSpec>();
-let derive: ((schema: ToolInputSchema) => Record<string, unknown>) | undefined;
-
-/**
- * Makes {@link toolSpec} ready for `tools`: loads zod's JSON Schema generator (a large module,
- * kept off the start-up path) when one of them has no precomputed `inputJsonSchema`. Call it
- * before `toolSpec` on tools that may come from any plugin; the agent does for every context.
- */
-export async function prepareToolSpecs(tools: readonly AnyTool[]): Promise<void> {
-  if (derive || tools.every((t) => t.inputJsonSchema || specCache.has(t))) return;
-  derive = (await import("./tool-schema.js")).inputJsonSchema;
-}
 
 /**
  * The advertised form of a tool: its precomputed `inputJsonSchema`, else the JSON Schema zod
  * derives from `input` (see {@link inputJsonSchema}), cached per definition so the prompt prefix
- * stays byte-stable. Throws when the schema must be derived and {@link prepareToolSpecs} was not
- * awaited for this tool first.
+ * stays byte-stable.
  */
 export function toolSpec(tool: AnyTool): ToolSpec {
   let spec = specCache.get(tool);
   if (!spec) {
-    let schema = tool.inputJsonSchema;
-    if (!schema) {
-      if (!derive) throw new Error(`toolSpec(${tool.name}): await prepareToolSpecs() first (its JSON Schema is derived from zod)`);
-      schema = derive(tool.input);
-    }
-    spec = { name: tool.name, description: tool.description, input_schema: schema };
+    spec = { name: tool.name, description: tool.description, input_schema: tool.inputJsonSchema ?? inputJsonSchema(tool.input) };
     specCache.set(tool, spec);
   }
   return spec;
+}
+
+/**
+ * zod 4 `toJSONSchema` of the input side (a key with a default is optional), unrepresentable
+ * parts as `{}`, without `$schema` (draft 2020-12, which every provider API here accepts).
+ * Costs about 1 ms per tool, which is why the built-in tools ship theirs precomputed.
+ */
+export function inputJsonSchema(schema: ToolInputSchema): Record<string, unknown> {
+  const out = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  delete out.$schema;
+  return out;
 }
 
 /**

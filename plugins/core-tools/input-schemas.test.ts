@@ -1,7 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { prepareToolSpecs, toolSpec } from "../../kernel/index.js";
+import { toolSpec } from "../../kernel/index.js";
 import { BackgroundShells, coreTools } from "./index.js";
 
 const FILE = join(import.meta.dirname, "input-schemas.json");
@@ -11,7 +11,6 @@ describe("precomputed input schemas", () => {
     const tools = coreTools(new BackgroundShells());
     // the same tools without their stored schema make the kernel derive one from zod
     const bare = tools.map((t) => ({ ...t, inputJsonSchema: undefined }));
-    await prepareToolSpecs(bare);
     const derived = Object.fromEntries(bare.map((t) => [t.name, toolSpec(t).input_schema]));
     if (process.env.UPDATE_TOOL_SCHEMAS) await writeFile(FILE, `${JSON.stringify(derived, null, 2)}\n`);
     const stored = JSON.parse(await readFile(FILE, "utf8")) as Record<string, unknown>;

@@ -14,7 +14,7 @@
  * allow" saves the rule `call_tool` (which then covers every deferred tool).
  */
 import * as z from "zod/mini";
-import { invalidArguments, prepareToolSpecs, toolSpec, validateToolInput, type AnyTool, type PreToolDecision, type ToolCallInfo } from "../../kernel/index.js";
+import { invalidArguments, toolSpec, validateToolInput, type AnyTool, type PreToolDecision, type ToolCallInfo } from "../../kernel/index.js";
 import type { McpTool } from "./adapter.js";
 
 /** More MCP tools than this defers them (auto mode). */
@@ -27,8 +27,7 @@ export const INDEX_BYTES = 8 * 1024;
 export const INDEX_DESCRIPTION_CHARS = 90;
 
 /**
- * Rough token count of tool definitions (4 bytes of JSON per token). Needs their specs: tools
- * without `inputJsonSchema` must have been through `prepareToolSpecs` (adapted MCP tools carry one).
+ * Rough token count of tool definitions (4 bytes of JSON per token).
  */
 export function estimateTokens(tools: AnyTool[]): number {
   return Math.ceil(tools.reduce((n, t) => n + JSON.stringify(toolSpec(t)).length, 0) / 4);
@@ -115,7 +114,6 @@ export function deferredTools(tools: McpTool[]): { tools: AnyTool[]; callTool: A
     async run(input) {
       const { query, max_results } = input as { query: string; max_results?: number };
       const hits = rankTools(query, tools, max_results ?? 5);
-      await prepareToolSpecs(hits.map((h) => h.tool));
       if (!hits.length) return { content: `no deferred tool matches "${query}": try other words, or an exact name from the index in tool_search's description` };
       const defs = hits.map((h) => JSON.stringify(toolSpec(h.tool)));
       return { content: `${defs.join("\n")}\nRun one with call_tool {"tool": "<name>", "arguments": {…}}.` };

@@ -7,7 +7,6 @@
 import { join } from "node:path";
 import {
   dataDir,
-  prepareToolSpecs,
   privateProjectFile,
   updatePrivateProjectSettings,
   type AnyTool,
@@ -86,7 +85,6 @@ export function startMcp(ctx: PluginContext, servers: ServerEntry[], options: Li
         }
       }
     }
-    await prepareToolSpecs(adapted.map((a) => a.tool));
     const added: AnyTool[] = [];
     const free = (t: AnyTool) => !tools.some((x) => x.name === t.name);
     if (manager.connections.some((c) => c.state === "connected" && c.hasResources)) {

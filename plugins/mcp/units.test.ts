@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { prepareToolSpecs, toolSpec, type AnyTool } from "../../kernel/index.js";
+import { toolSpec, type AnyTool } from "../../kernel/index.js";
 import { collectServers, configHash, expandVars, parseEntry, toolSearchSetting } from "./config.js";
 import { mcpName, NameAllocator, TOOL_NAME_RE } from "./naming.js";
 import { buildValidator, normalizeSchema, toolInput } from "./schema.js";
@@ -124,7 +124,6 @@ describe("schema normalization", () => {
     const input = toolInput(normalizeSchema(original), v.check);
     const tool = { name: "t", description: "d", input, kind: "read", run: async () => ({ content: "" }) } as AnyTool;
     // derived from `input` (no inputJsonSchema): the metadata must render the schema as is
-    await prepareToolSpecs([tool]);
     expect(toolSpec(tool).input_schema).toEqual({ type: "object", properties: { n: { type: "integer", minimum: 1 } }, required: ["n"] });
     expect(input.safeParse({ n: 2 })).toEqual({ success: true, data: { n: 2 } });
     const bad = input.safeParse({ n: 0 });
