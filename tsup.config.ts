@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { builtinModules } from "node:module";
+import { builtinModules, createRequire } from "node:module";
 import { defineConfig, type Options } from "tsup";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
@@ -25,31 +25,134 @@ const builtinsForBundledCommonJs: Plugin = {
   },
 };
 
-const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
-
-export default defineConfig({
-  entry: { cli: "cli.ts", index: "index.ts" },
-  format: ["esm"],
-  target: "node20",
-  platform: "node",
-  outDir: "dist",
-  clean: true,
-  sourcemap: true,
-  splitting: true,
-  define: { __LARIK_VERSION__: JSON.stringify(pkg.version) },
-  // Small pure-JS dependencies on the start-up path are bundled: one parsed chunk loads faster
-  // than resolving their hundred-odd files (zod alone is ~100 modules). See bench/startup.mjs.
-  // The CommonJS ones (tapable, picomatch) call require() for node built-ins, which an ESM chunk
-  // lacks: the plugin below answers those calls with process.getBuiltinModule (Node >= 20.16).
-  noExternal: [/^zod\/mini$/, /^zod\/v4\/locales\/en\.js$/, "eventsource-parser", "tapable", "picomatch"],
-  // Whitespace and comments are stripped (not identifiers, so stack traces keep their names):
-  // V8 pre-parses every byte of a module at import, and the TSDoc is half of the kernel's bytes.
-  esbuildOptions(options) {
-    options.minifyWhitespace = true;
-    options.minifySyntax = true;
-    options.charset = "ascii";
+/**
+ * For the headless bundle only: node:crypto, node:child_process and node:fs/promises load on
+ * first use, not when the bundle starts. Many modules import them, but a `-p` run needs none
+ * before its first model request, and loading them costs ~8 ms there (fs/promises brings
+ * readline and the fs watchers). Each import gets an object whose getters
+ * load the real module on first access; the export names are read from this Node at build time.
+ */
+const LAZY_BUILTINS = ["crypto", "child_process", "fs/promises"];
+const lazyBuiltins: Plugin = {
+  name: "lazy-builtins",
+  setup(build) {
+    const nodeRequire = createRequire(import.meta.url);
+    build.onResolve({ filter: /^(node:)?(crypto|child_process|fs\/promises)$/ }, (args) =>
+      args.kind === "import-statement" ? { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => {
+      if (!LAZY_BUILTINS.includes(args.path)) return undefined;
+      const names = Object.keys(nodeRequire(`node:${args.path}`) as object);
+      const getters = names.map((n) => `${JSON.stringify(n)}: { get: () => load()[${JSON.stringify(n)}], enumerable: true }`);
+      return {
+        contents: `let m; const load = () => (m ??= require("node:${args.path}"));\nmodule.exports = Object.defineProperties({}, {${getters.join(",")}});`,
+        loader: "js",
+      };
+    });
   },
-  esbuildPlugins: [builtinsForBundledCommonJs],
-  // tsup 8.5 sets baseUrl in its dts build; TypeScript 6 rejects it unless silenced (STACK.md)
-  dts: { entry: { index: "index.ts" }, compilerOptions: { ignoreDeprecations: "6.0" } },
-});
+};
+
+/**
+ * For the headless bundle only: the interactive TUI and `larik serve` are never started by a
+ * `-p` run, so the modules they load on demand are replaced by one that says so. This keeps Ink
+ * (whose module graph has a top-level await, which CommonJS cannot require) and h3 out of it.
+ */
+const frontEndsLeftOut: Plugin = {
+  name: "front-ends-left-out",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/(run|serve)\.js$/ }, (args) =>
+      /plugins[\\/](tui|server)[\\/]index\.ts$/.test(args.importer) ? { path: args.path, namespace: "left-out" } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "left-out" }, () => ({
+      contents: `throw new Error("this front end is not in the headless bundle: run it through dist/cli.js without -p");`,
+      loader: "js",
+    }));
+  },
+};
+
+/**
+ * For dist/cli.cjs: `import("./cli/main.js")` stays a dynamic import of the ES module build's
+ * `dist/main.js` rather than a copy of the whole CLI in the launcher.
+ */
+const mainFromEsmBuild: Plugin = {
+  name: "main-from-esm-build",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/cli\/main\.js$/ }, () => ({ path: "./main.js", external: true }));
+  },
+};
+
+const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+const define = { __LARIK_VERSION__: JSON.stringify(pkg.version) };
+// Small pure-JS dependencies on the start-up path are bundled: one parsed chunk loads faster
+// than resolving their hundred-odd files (zod alone is ~100 modules). See bench/startup.mjs.
+const noExternal = [/^zod\/mini$/, /^zod\/v4\/locales\/en\.js$/, /^@noble\/hashes\//, "eventsource-parser", "tapable", "picomatch"];
+// Whitespace and comments are stripped (not identifiers, so stack traces keep their names):
+// V8 pre-parses every byte of a module at import, and the TSDoc is half of the kernel's bytes.
+const minify: Options["esbuildOptions"] = (options) => {
+  options.minifyWhitespace = true;
+  options.minifySyntax = true;
+  options.charset = "ascii";
+};
+
+export default defineConfig([
+  {
+    entry: { main: "cli/main.ts", index: "index.ts" },
+    format: ["esm"],
+    target: "node20",
+    platform: "node",
+    outDir: "dist",
+    // everything but the CommonJS files, which the builds below write at the same time
+    clean: ["!*.cjs", "!*.cjs.map"],
+    sourcemap: true,
+    splitting: true,
+    define,
+    // The CommonJS ones (tapable, picomatch) call require() for node built-ins, which an ESM chunk
+    // lacks: the plugin above answers those calls with process.getBuiltinModule (Node >= 20.16).
+    noExternal,
+    esbuildOptions: minify,
+    esbuildPlugins: [builtinsForBundledCommonJs],
+    // tsup 8.5 sets baseUrl in its dts build; TypeScript 6 rejects it unless silenced (STACK.md)
+    dts: { entry: { index: "index.ts" }, compilerOptions: { ignoreDeprecations: "6.0" } },
+  },
+  {
+    // The `larik` command (package.json "bin"): a small CommonJS launcher, see cli.ts.
+    entry: { cli: "cli.ts" },
+    format: ["cjs"],
+    outExtension: () => ({ js: ".cjs" }),
+    target: "node20",
+    platform: "node",
+    outDir: "dist",
+    clean: false,
+    sourcemap: true,
+    splitting: false,
+    define: { ...define, "import.meta.dirname": "__dirname" },
+    esbuildOptions: minify,
+    esbuildPlugins: [mainFromEsmBuild],
+  },
+  {
+    // `larik -p` runs this one CommonJS file, compiled through V8's code cache (cli/code-cache.ts):
+    // Node 20 can cache the compiled code of a script but not of an ES module. docs/architecture.md
+    entry: { headless: "cli/main.ts" },
+    format: ["cjs"],
+    outExtension: () => ({ js: ".cjs" }),
+    // keep `node:` in import paths so that the lazy-builtins plugin sees them first
+    removeNodeProtocol: false,
+    target: "node20",
+    platform: "node",
+    outDir: "dist",
+    clean: false,
+    sourcemap: true,
+    splitting: false,
+    // import.meta.url from __filename, which cli/code-cache.ts passes like Node's own loader
+    shims: true,
+    define,
+    noExternal,
+    esbuildOptions(options, ctx) {
+      minify?.(options, ctx);
+      // A script compiled by vm.Script cannot run import() without an experimental flag, so the
+      // packages loaded on demand are required (Node >= 20.19 requires ES modules without a flag).
+      options.supported = { ...options.supported, "dynamic-import": false };
+    },
+    esbuildPlugins: [frontEndsLeftOut, lazyBuiltins],
+  },
+]);

@@ -5,19 +5,25 @@
 //
 // Prints, each as median over `runs` (default 15):
 //   - wall time and peak RSS of `node -e 0`, `larik --version`, `larik --help`;
-//   - `larik -p` from spawn until the first request byte reaches a local model server;
+//   - `larik -p` from spawn until the first request byte reaches a local model server, with the
+//     V8 code cache of cli/code-cache.ts (written by the first run) and without it;
 //   - peak RSS of a whole scripted `-p` run of four requests (three tool rounds and an answer);
 //   - the modules `larik -p` loaded, and whether ink, react or h3 were among them.
+// The commands take turns within each round, so a slower stretch of the machine hits them all
+// alike. Peak RSS comes from a CommonJS preload (-r), which, unlike an --import preload, does not
+// start Node's ES module loader in bare node as well.
 // Needs `npm run build` first. The model is a local server speaking the OpenAI Chat
 // Completions wire format (test/fakes/mock-model-server.ts); no network is used.
+// LARIK_CLI=path runs another build of the CLI instead of the package's bin.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createJiti } from "jiti";
 
 const root = resolve(import.meta.dirname, "..");
-const CLI = join(root, "dist", "cli.js");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+const CLI = process.env.LARIK_CLI ? resolve(process.env.LARIK_CLI) : join(root, pkg.bin.larik);
 const runs = Number(process.argv[2] ?? 15);
 const jiti = createJiti(import.meta.url);
 const { startMockModelServer } = await jiti.import(join(root, "test/fakes/mock-model-server.ts"));
@@ -28,18 +34,17 @@ mkdirSync(join(project, ".git"));
 writeFileSync(join(project, "a.txt"), "hello\n");
 const rssFile = join(home, "rss");
 // A preload that reports the peak RSS of the process at exit (KiB on Linux).
-const preload = join(home, "rss.mjs");
-writeFileSync(preload, `import { appendFileSync } from "node:fs";\nprocess.on("exit", () => appendFileSync(${JSON.stringify(rssFile)}, process.resourceUsage().maxRSS + "\\n"));\n`);
+const preload = join(home, "rss.cjs");
+writeFileSync(preload, `process.on("exit", () => require("node:fs").appendFileSync(${JSON.stringify(rssFile)}, process.resourceUsage().maxRSS + "\\n"));\n`);
 
-function run(args, env = {}, onSpawn) {
+function run(args, env = {}) {
   return new Promise((res) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, ["--import", preload, ...args], {
+    const child = spawn(process.execPath, ["-r", preload, ...args], {
       cwd: project,
       env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data"), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
-    onSpawn?.(t0);
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
@@ -48,8 +53,7 @@ function run(args, env = {}, onSpawn) {
   });
 }
 
-async function lastRss() {
-  const { readFileSync } = await import("node:fs");
+function lastRss() {
   const lines = readFileSync(rssFile, "utf8").trim().split("\n");
   return Number(lines.at(-1)) / 1024;
 }
@@ -57,39 +61,40 @@ async function lastRss() {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => `${ms.toFixed(1)} ms`;
 
-async function measure(label, args, env) {
-  const times = [];
-  const rss = [];
-  for (let i = 0; i < runs; i++) {
-    const r = await run(args, env);
-    if (r.code !== 0) throw new Error(`${label} exited ${r.code}: ${r.err}`);
-    times.push(r.ms);
-    rss.push(await lastRss());
-  }
-  return { label, ms: median(times), rss: median(rss) };
-}
-
 const server = await startMockModelServer();
 const modelEnv = { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "bench" };
+const pArgs = [CLI, "-p", "--model", "openai-compatible/bench", "hi"];
 
-// warm the file cache once
-await run(["-e", "0"]);
-await run([CLI, "--version"]);
-
-const bare = await measure("node -e 0", ["-e", "0"]);
-const version = await measure("larik --version", [CLI, "--version"]);
-const help = await measure("larik --help", [CLI, "--help"]);
-
-// -p: spawn → first request byte at the server
-const firstReq = [];
-for (let i = 0; i < runs; i++) {
+/** Spawn → arrival of the first request at the server (the server runs in this process). */
+async function firstRequest(env) {
   server.requests.length = 0;
   server.push({ text: "ok" });
-  let t0 = 0;
-  const r = await run([CLI, "-p", "--model", "openai-compatible/bench", "hi"], modelEnv, (t) => (t0 = t));
+  const r = await run(pArgs, { ...modelEnv, ...env });
   if (r.code !== 0) throw new Error(`-p exited ${r.code}: ${r.err}`);
-  // the server runs in this process, so its arrival time is on the same clock as t0
-  firstReq.push(server.requests[0].at - t0);
+  return server.requests[0].at - r.t0;
+}
+
+// warm the file cache, and let the first -p run write the code cache
+await run(["-e", "0"]);
+await run([CLI, "--version"]);
+await firstRequest({});
+
+const rows = {
+  bare: { label: "node -e 0", ms: [], rss: [] },
+  version: { label: "larik --version", ms: [], rss: [] },
+  help: { label: "larik --help", ms: [], rss: [] },
+  first: { label: "-p to first request", ms: [] },
+  cold: { label: "  without code cache", ms: [] },
+};
+for (let i = 0; i < runs; i++) {
+  for (const [key, args] of [["bare", ["-e", "0"]], ["version", [CLI, "--version"]], ["help", [CLI, "--help"]]]) {
+    const r = await run(args);
+    if (r.code !== 0) throw new Error(`${rows[key].label} exited ${r.code}: ${r.err}`);
+    rows[key].ms.push(r.ms);
+    rows[key].rss.push(lastRss());
+  }
+  rows.first.ms.push(await firstRequest({}));
+  rows.cold.ms.push(await firstRequest({ LARIK_NO_CODE_CACHE: "1" }));
 }
 
 // a whole scripted run of four requests
@@ -101,12 +106,13 @@ server.push(
 );
 const whole = await run([CLI, "-p", "--mode", "yolo", "--model", "openai-compatible/bench", "go"], modelEnv);
 if (whole.code !== 0) throw new Error(`scripted run exited ${whole.code}: ${whole.err}`);
-const wholeRss = await lastRss();
+const wholeRss = lastRss();
 
-// which modules -p loads (NODE_DEBUG lists every ESM and CommonJS module as it loads)
+// which modules -p loads: NODE_DEBUG lists every ES module and CommonJS file as it loads. The
+// headless bundle itself is compiled by cli/code-cache.ts through vm.Script, which it does not list.
 server.push({ text: "ok" });
-const traced = await run([CLI, "-p", "--model", "openai-compatible/bench", "hi"], { ...modelEnv, NODE_DEBUG: "esm,module" });
-const modules = new Set();
+const traced = await run(pArgs, { ...modelEnv, NODE_DEBUG: "esm,module" });
+const modules = new Set(["dist/headless.cjs"]);
 for (const m of traced.err.matchAll(/Storing (file:\/\/\S+)|load "([^"]+)" for module/g)) {
   const p = (m[1] ?? m[2]).replace("file://", "");
   if (p.includes("node_modules/")) modules.add(p.split("node_modules/").pop().split("/").slice(0, p.split("node_modules/").pop().startsWith("@") ? 2 : 1).join("/"));
@@ -114,13 +120,15 @@ for (const m of traced.err.matchAll(/Storing (file:\/\/\S+)|load "([^"]+)" for m
 }
 await server.close();
 
-const ratio = (x) => `${(x / bare.ms).toFixed(2)}x`;
-console.log(`runs per figure: ${runs} (median)`);
-console.log(`${"node -e 0".padEnd(22)} ${fmt(bare.ms).padStart(10)}  peak RSS ${bare.rss.toFixed(1)} MB`);
-console.log(`${"larik --version".padEnd(22)} ${fmt(version.ms).padStart(10)}  peak RSS ${version.rss.toFixed(1)} MB  (${ratio(version.ms)} of bare node; target ≤ 1.2x)`);
-console.log(`${"larik --help".padEnd(22)} ${fmt(help.ms).padStart(10)}  peak RSS ${help.rss.toFixed(1)} MB  (${ratio(help.ms)})`);
-console.log(`${"-p to first request".padEnd(22)} ${fmt(median(firstReq)).padStart(10)}  (${ratio(median(firstReq))} of bare node; target ≤ 1.6x)`);
-console.log(`${"scripted -p, 4 requests".padEnd(22)} ${fmt(whole.ms).padStart(10)}  peak RSS ${wholeRss.toFixed(1)} MB (target < 120 MB)`);
+const bare = median(rows.bare.ms);
+const ratio = (x) => `${(x / bare).toFixed(2)}x`;
+console.log(`runs per figure: ${runs} (median); CLI: ${CLI.slice(root.length + 1) || CLI}`);
+console.log(`${rows.bare.label.padEnd(24)} ${fmt(bare).padStart(10)}  peak RSS ${median(rows.bare.rss).toFixed(1)} MB`);
+console.log(`${rows.version.label.padEnd(24)} ${fmt(median(rows.version.ms)).padStart(10)}  peak RSS ${median(rows.version.rss).toFixed(1)} MB  (${ratio(median(rows.version.ms))} of bare node; target ≤ 1.2x)`);
+console.log(`${rows.help.label.padEnd(24)} ${fmt(median(rows.help.ms)).padStart(10)}  peak RSS ${median(rows.help.rss).toFixed(1)} MB  (${ratio(median(rows.help.ms))})`);
+console.log(`${rows.first.label.padEnd(24)} ${fmt(median(rows.first.ms)).padStart(10)}  (${ratio(median(rows.first.ms))} of bare node; target ≤ 1.6x)`);
+console.log(`${rows.cold.label.padEnd(24)} ${fmt(median(rows.cold.ms)).padStart(10)}  (${ratio(median(rows.cold.ms))}; LARIK_NO_CODE_CACHE=1, as on a first run)`);
+console.log(`${"scripted -p, 4 requests".padEnd(24)} ${fmt(whole.ms).padStart(10)}  peak RSS ${wholeRss.toFixed(1)} MB (target < 120 MB)`);
 const heavy = [...modules].filter((m) => /^(ink|react|react-reconciler|h3|@modelcontextprotocol\/sdk|vscode-jsonrpc)$/.test(m));
 console.log(`modules loaded by -p (${modules.size}): ${[...modules].sort().join(", ")}`);
 console.log(`ink/react/h3 loaded by -p: ${heavy.length ? heavy.join(", ") : "none"}`);

@@ -13,7 +13,7 @@
 //      pseudo-terminal made by util-linux `script`).
 //   3. start-up: spawn → first paint of the TUI, beside spawn → first answer byte of `-p`
 //      (median of `runs`, default 7), both in a pseudo-terminal, both against a local mock model.
-// Uses dist/cli.js when its preset carries `tui`, else a tsup build of the CLI with `tui`
+// Uses dist/cli.cjs when its preset carries `tui`, else a tsup build of the CLI with `tui`
 // appended to the default preset (see plugins/tui/launcher-build.ts). No network is used.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
@@ -179,7 +179,7 @@ for (let i = 0; i < RUNS; i++) {
 await server.close();
 
 const f1 = (x) => x.toFixed(1);
-console.log(`program: ${program.real ? "dist/cli.js" : "tsup build of cli.ts with tui appended to the default preset"}`);
+console.log(`program: ${program.real ? "dist/cli.cjs" : "tsup build of cli.ts with tui appended to the default preset"}`);
 console.log(`\nstreaming ${TOKENS} tokens (one every 5 ms) into a 120×40 terminal:`);
 console.log("transcript above      bytes/token  CPU µs/token  frames  bytes/frame  CPU ms/frame  Ink render ms p50 / p95 / max");
 for (const r of [empty, full]) {

@@ -18,6 +18,7 @@ import {
 import { loadConfig, approveProjectConfig } from "../kernel/index.js";
 import { VERSION, versionText } from "./version.js";
 import { helpText } from "./help.js";
+import { isPrintRun } from "./print-flag.js";
 
 /** Runs `larik` with `argv` (without node and script); resolves to the exit status. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<number> {
@@ -34,7 +35,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
   // An interactive run will need ink (~0.5 s to import): start loading it while config and
   // plugins load. Headless and server runs never import it.
   // isatty, not process.stdin.isTTY: touching process.stdin builds a stream (~3 ms) -p never reads
-  const interactive = isatty(0) && isatty(1) && !argv.some((a) => a === "-p" || a === "--print" || /^-[a-zA-Z]*p/.test(a));
+  const interactive = isatty(0) && isatty(1) && !isPrintRun(argv);
   if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
   const cfg = await loadConfig(cwd, env);
   const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;

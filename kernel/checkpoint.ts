@@ -11,7 +11,7 @@
  * ```
  */
 import { randomBytes } from "node:crypto";
-import { constants, realpathSync, type Stats } from "node:fs";
+import { constants, mkdirSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
@@ -194,12 +194,16 @@ class FileCheckpointStore implements CheckpointStore {
     return p;
   }
 
-  /** The highest turn number on disk (0 when none), read once. */
-  async #highestTurn(): Promise<number> {
+  /**
+   * The highest turn number on disk (0 when none), read once. This and the turn folder are made
+   * synchronously: they run before every turn's first model request, and two trips through the
+   * thread pool cost more than the two system calls.
+   */
+  #highestTurn(): number {
     if (this.#lastTurn !== undefined) return this.#lastTurn;
     let max = 0;
     try {
-      for (const name of await readdir(this.#dir)) if (/^\d+$/.test(name)) max = Math.max(max, Number(name));
+      for (const name of readdirSync(this.#dir)) if (/^\d+$/.test(name)) max = Math.max(max, Number(name));
     } catch {
       // no folder yet
     }
@@ -207,8 +211,8 @@ class FileCheckpointStore implements CheckpointStore {
     return max;
   }
 
-  async #startTurn(): Promise<void> {
-    const n = (await this.#highestTurn()) + 1;
+  #startTurn(): void {
+    const n = this.#highestTurn() + 1;
     this.#lastTurn = n;
     this.#turn = n;
     this.#manifest = { version: 1, turn: n, project_root: this.#root, entries: [] };
@@ -216,7 +220,7 @@ class FileCheckpointStore implements CheckpointStore {
     this.#blobs = 0;
     this.#turnError = undefined;
     try {
-      await mkdir(join(this.#dir, String(n)), { recursive: true, mode: 0o700 });
+      mkdirSync(join(this.#dir, String(n)), { recursive: true, mode: 0o700 });
     } catch (err) {
       this.#turnError = `cannot create the checkpoint folder ${join(this.#dir, String(n))}: ${errText(err)}`;
     }
@@ -224,19 +228,21 @@ class FileCheckpointStore implements CheckpointStore {
 
   beginTurn(): Promise<void> {
     return this.#serial(async () => {
-      await this.#startTurn();
+      this.#startTurn();
       const days = this.#opts.retentionDays;
       if (days !== undefined && !prunedDirs.has(this.#opts.dataDir)) {
         prunedDirs.add(this.#opts.dataDir);
-        // pruning is housekeeping: it must not delay or fail the turn
-        void pruneCheckpoints(this.#opts.dataDir, days, { keep: [this.#opts.sessionId] }).catch(() => {});
+        // Pruning is housekeeping: it must not delay or fail the turn. setImmediate runs after
+        // the event loop's next poll, so the turn's model request is on its way first.
+        const { dataDir, sessionId } = this.#opts;
+        setImmediate(() => void pruneCheckpoints(dataDir, days, { keep: [sessionId] }).catch(() => {}));
       }
     });
   }
 
   /** Adds one entry to the current unit (blob first, then the manifest, atomically). */
   async #record(rel: string, state: FileState | { kind: "absent"; missing_dir?: string }): Promise<void> {
-    if (this.#turn === undefined) await this.#startTurn();
+    if (this.#turn === undefined) this.#startTurn();
     if (this.#captured.has(rel)) return;
     if (this.#turnError) throw new Error(this.#turnError);
     const turnDir = join(this.#dir, String(this.#turn));

@@ -1,21 +1,19 @@
 /**
  * A `fetch` for provider requests built on `node:http`/`node:https`. Node 20's global fetch
  * loads its bundled undici on first use, which costs ~30 ms of start-up before the first model
- * request; `node:http` is already in the runtime snapshot (bench/startup.mjs measures the
- * difference). It implements the subset the provider layer uses: method, headers, a string
+ * request; `node:http` costs a fifth of that (bench/startup.mjs measures start-up). It implements the subset the provider layer uses: method, headers, a string
  * body and an AbortSignal in; `ok`, `status`, `headers.get`, a web `ReadableStream` body,
  * `text()` and `json()` out. Connection failures reject like fetch does: a TypeError whose
  * `cause` carries the system error (`ECONNREFUSED`, ...).
  */
 import type { IncomingMessage } from "node:http";
-import { createRequire } from "node:module";
 import { Readable } from "node:stream";
 
-// require, not import: node:https (TLS) costs ~3 ms to load and a plain-http local server never
-// needs it, and a CommonJS require of a built-in skips the ESM facade that an import builds.
-const nodeRequire = createRequire(import.meta.url);
+// getBuiltinModule at the first request, not an import: node:https (TLS) costs ~3 ms to load and
+// a plain-http local server never needs it, and an ES import of a built-in builds a facade of
+// all its exports.
 const transport = (protocol: string): typeof import("node:http") =>
-  nodeRequire(protocol === "https:" ? "node:https" : "node:http") as typeof import("node:http");
+  process.getBuiltinModule(protocol === "https:" ? "node:https" : "node:http") as typeof import("node:http");
 
 /** The part of `RequestInit` that {@link nodeFetch} honours. */
 export interface NodeFetchInit {

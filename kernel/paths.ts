@@ -3,7 +3,8 @@
  * (else `~/.config/larik`), data under `$XDG_DATA_HOME/larik` (else `~/.local/share/larik`).
  * Per-project names are `<cwd basename>-<16 hex of sha256(canonical cwd)>`.
  */
-import { createHash } from "node:crypto";
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
@@ -20,20 +21,28 @@ export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, "larik");
 }
 
-/** The canonical form of a directory: absolute with symlinks resolved (when it exists). */
+/**
+ * The canonical form of a directory: absolute with symlinks resolved (when it exists). The native
+ * realpath is one system call; the JavaScript one lstats every path component, and start-up
+ * canonicalizes a dozen candidate folders (skills, commands) that mostly do not exist.
+ */
 export function canonicalDir(dir: string): string {
   const abs = resolve(dir);
   try {
-    return realpathSync(abs);
+    return realpathSync.native(abs);
   } catch {
     return abs;
   }
 }
 
-/** `<basename>-<16 hex of sha256(canonical dir)>`, the per-project folder/file name. */
+/**
+ * `<basename>-<16 hex of sha256(canonical dir)>`, the per-project folder/file name. The hash is
+ * computed in JavaScript (@noble/hashes, same digest as node:crypto): every run needs it before
+ * its first model request, and loading node:crypto for it costs 5-8 ms of start-up.
+ */
 export function projectKey(cwd: string): string {
   const canon = canonicalDir(cwd);
-  const hash = createHash("sha256").update(canon).digest("hex").slice(0, 16);
+  const hash = bytesToHex(sha256(utf8ToBytes(canon))).slice(0, 16);
   const name = basename(canon).replace(/[^\w.-]/g, "_") || "root";
   return `${name}-${hash}`;
 }

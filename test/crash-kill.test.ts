@@ -67,18 +67,19 @@ function newestSource(dir: string): number {
 }
 
 /**
- * `dist/cli.js` when it is newer than every source; otherwise a private build under
- * node_modules/.cache (so a concurrent `npm run build` cannot pull it away mid-test).
+ * `dist/cli.cjs` when it and the bundles it loads are newer than every source; otherwise a
+ * private build under node_modules/.cache (so a concurrent `npm run build` cannot pull it away
+ * mid-test).
  */
 async function cliPath(): Promise<string> {
-  const dist = join(root, "dist", "cli.js");
+  const built = ["cli.cjs", "headless.cjs", "main.js"].map((f) => join(root, "dist", f));
   const sources = Math.max(...["kernel", "plugins", "cli", "presets"].map((d) => newestSource(join(root, d))), statSync(join(root, "cli.ts")).mtimeMs);
-  if (existsSync(dist) && statSync(dist).mtimeMs >= sources) return dist;
+  if (built.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources)) return built[0]!;
   const out = join(root, "node_modules", ".cache", "larik-crash-kill");
   const { build } = await import("tsup");
-  // tsup.config.ts applies (bundling, version define); only the output place and the entry differ.
-  await build({ entry: { cli: join(root, "cli.ts") }, outDir: out, clean: true, dts: false, sourcemap: false, silent: true });
-  return join(out, "cli.js");
+  // tsup.config.ts applies (its three builds, bundling, version define); only the output place differs.
+  await build({ outDir: out, dts: false, sourcemap: false, silent: true });
+  return join(out, "cli.cjs");
 }
 
 interface Outcome {

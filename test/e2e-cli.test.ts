@@ -1,5 +1,5 @@
 /**
- * End to end: the built CLI (`dist/cli.js`) as a subprocess against a local server speaking the
+ * End to end: the built CLI (`dist/cli.cjs`) as a subprocess against a local server speaking the
  * provider's wire format, in a temp git repo with a failing test. The scripted model runs the
  * test, searches, reads, edits and reruns it; then `-c` resumes the session.
  */
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer, type MockReply } from "./fakes/mock-model-server.js";
 
 const root = resolve(import.meta.dirname, "..");
-const CLI = join(root, "dist", "cli.js");
+const CLI = join(root, "dist", "cli.cjs");
 
 interface RunResult {
   code: number;
@@ -70,7 +70,7 @@ const FIX_SCRIPT: MockReply[] = [
 describe("larik -p end to end", () => {
   let server: MockModelServer;
   beforeAll(async () => {
-    if (!existsSync(CLI)) throw new Error("dist/cli.js is missing: run npm run build first");
+    if (!existsSync(CLI)) throw new Error("dist/cli.cjs is missing: run npm run build first");
     server = await startMockModelServer();
   });
   afterAll(() => server?.close());
@@ -177,6 +177,32 @@ describe("larik -p end to end", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe("piped ok\n");
     expect(JSON.stringify(server.requests[0]!.body.messages)).toContain("hello from a pipe");
+  });
+
+  it("keeps the compiled headless bundle in ~/.cache/larik/v8 unless LARIK_NO_CODE_CACHE=1, and -p works where the ES build runs it", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const v8 = join(home, ".cache", "larik", "v8");
+    server.push({ text: "first" }, { text: "second" });
+    expect((await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env })).stdout).toBe("first\n");
+    const [bin] = readdirSync(v8);
+    expect(bin).toMatch(/^headless\.cjs-\d+-\d+-v\d+\.\d+\.\d+-\w+\.bin$/);
+    // the second run compiles nothing from source and answers the same way
+    expect((await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env })).stdout).toBe("second\n");
+    expect(readdirSync(v8)).toEqual([bin]);
+
+    const bare = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    server.push({ text: "uncached" });
+    const off = await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env: { ...env, ...baseEnv(bare), LARIK_NO_CODE_CACHE: "1" } });
+    expect(off.stdout).toBe("uncached\n");
+    expect(existsSync(join(bare, ".cache"))).toBe(false);
+
+    // a first word that is not a flag may be a subcommand: that command line takes the ES build
+    server.push({ text: "from the ES build" });
+    const word = await runCli(["hi", "-p", "--model", "openai-compatible/m"], { cwd: repo, env });
+    expect(word.code).toBe(0);
+    expect(word.stdout).toBe("from the ES build\n");
   });
 
   describe("bad input: one line that says what to fix", () => {

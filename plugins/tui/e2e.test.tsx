@@ -1,5 +1,5 @@
 /**
- * End to end in a real terminal: the built `larik` (dist/cli.js once the default preset carries
+ * End to end in a real terminal: the built `larik` (dist/cli.cjs once the default preset carries
  * `tui`; until then a tsup build of the CLI with `tui` appended to the default preset, see
  * launcher-build.ts) runs inside tmux against the local mock model server (OpenAI Chat Completions wire format). The test types into the
  * pane with `send-keys` and reads it with `capture-pane`: a streamed reply, a permission prompt

@@ -95,17 +95,17 @@ function newestSource(dir: string): number {
 export interface TuiProgram {
   /** The CLI entry to run with node. */
   cli: string;
-  /** True when it is `dist/cli.js` (its default preset carries `tui`). */
+  /** True when it is `dist/cli.cjs` (its default preset carries `tui`). */
   real: boolean;
 }
 
 /**
- * The program to run for an interactive `larik`: `dist/cli.js` when it is newer than every
+ * The program to run for an interactive `larik`: `dist/cli.cjs` when it is newer than every
  * source and its default preset lists `tui` (`larik --version` prints the plugins), else a
  * fresh tsup build of the CLI with `tui` appended to the default preset.
  */
 export async function tuiProgram(): Promise<TuiProgram> {
-  const dist = join(root, "dist", "cli.js");
+  const dist = join(root, "dist", "cli.cjs");
   const sources = Math.max(...["kernel", "plugins", "cli", "presets"].map((d) => newestSource(join(root, d))));
   if (existsSync(dist) && statSync(dist).mtimeMs >= sources) {
     try {

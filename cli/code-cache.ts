@@ -1,0 +1,123 @@
+/**
+ * Runs a CommonJS bundle with V8's code cache, so that a run after the first skips compiling it.
+ *
+ * Node 20 keeps no compiled code between runs (Node >= 22.1 has `module.enableCompileCache`,
+ * which covers ES modules too). `vm.Script` can produce and consume V8 code caches, so `larik -p`
+ * runs one CommonJS bundle (dist/headless.cjs) through {@link loadWithCodeCache}. The cache is
+ * written after the run ends, so it holds every function the run compiled, not just the top
+ * level; bench/startup.mjs measures the difference (about a fifth of the time to the first
+ * model request on this machine).
+ *
+ * V8 checks a cache only against the length of the source and its own flags, so a cache file
+ * is trusted like code: it lives in a private folder (`$XDG_CACHE_HOME/larik/v8`, 0700, owned
+ * by the user; any other folder is not used) and its name carries the bundle's size and mtime
+ * and the Node version. `LARIK_NO_CODE_CACHE=1` turns it off.
+ */
+// Built-ins through getBuiltinModule, not `import`: this file is on the path of every `larik -p`,
+// and an ES import of a built-in first builds a facade of all its exports (~3 ms for these).
+const { mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } = process.getBuiltinModule("node:fs");
+const { homedir } = process.getBuiltinModule("node:os");
+const { basename, dirname, join } = process.getBuiltinModule("node:path");
+
+/** A loaded bundle: its `module.exports`, whether the cache was used, and how to save one. */
+export interface CachedLoad {
+  exports: unknown;
+  /** true when V8 accepted a cache file, so nothing was compiled from source up front. */
+  hit: boolean;
+  /**
+   * Writes the cache when there was none or V8 rejected it; call it when the run is over, so
+   * the functions compiled by the run are in it. Never throws: a cache that cannot be written
+   * only costs the next run its compile time.
+   */
+  save(): void;
+}
+
+/** The private cache folder: `$XDG_CACHE_HOME/larik/v8`, default `~/.cache/larik/v8`. */
+export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache"), "larik", "v8");
+}
+
+/** Creates `dir` 0700 if needed; true only when it is a folder of ours that no one else can write. */
+function privateDir(dir: string): boolean {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const st = statSync(dir);
+    if (!st.isDirectory() || (st.mode & 0o022) !== 0) return false;
+    return typeof process.getuid !== "function" || st.uid === process.getuid();
+  } catch {
+    return false;
+  }
+}
+
+function readOwnFile(file: string): Buffer | undefined {
+  try {
+    const st = statSync(file);
+    if (typeof process.getuid === "function" && st.uid !== process.getuid()) return undefined;
+    return readFileSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The `require` the bundle gets. Built-ins come from getBuiltinModule; `createRequire` (whose
+ * node:module pulls in the ES module loader, ~2 ms) is made when the bundle first requires a
+ * package, which a `-p` run does only for features it uses (MCP, jiti for a config file, ...).
+ */
+function requireFor(file: string): NodeJS.Require {
+  let packages: NodeJS.Require | undefined;
+  const req = (id: string): unknown => {
+    const builtin = process.getBuiltinModule(id);
+    if (builtin) return builtin;
+    packages ??= process.getBuiltinModule("node:module").createRequire(file);
+    return packages(id);
+  };
+  return req as NodeJS.Require;
+}
+
+/**
+ * Loads the CommonJS file `file` (ASCII only) like `require` would (`exports`, `require`, `module`,
+ * `__filename`, `__dirname`), compiling it with the cache from `cacheDir` when there is a valid one.
+ * The bundle must not call `import()`: a script compiled by `vm.Script` needs an experimental
+ * flag for that (the headless build turns dynamic imports into `require`).
+ * @param cacheDir the cache folder, or false for none
+ * @throws whatever the bundle throws while it loads; a missing, foreign or rejected cache is not an error
+ */
+export function loadWithCodeCache(file: string, cacheDir: string | false): CachedLoad {
+  // latin1 is exact here (the build writes ASCII only) and skips UTF-8 decoding of ~0.6 MB
+  const source = readFileSync(file, "latin1");
+  const st = statSync(file);
+  const stem = basename(file).replace(/[^\w.-]/g, "_");
+  const name = `${stem}-${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.bin`;
+  const usable = cacheDir !== false && privateDir(cacheDir);
+  const cacheFile = usable ? join(cacheDir, name) : undefined;
+  const cachedData = cacheFile ? readOwnFile(cacheFile) : undefined;
+  // The same wrapper Node's CommonJS loader uses, so line numbers in stack traces are the file's.
+  const wrapped = `(function (exports, require, module, __filename, __dirname) { ${source}\n});`;
+  const { Script } = process.getBuiltinModule("node:vm");
+  const script = new Script(wrapped, { filename: file, cachedData });
+  const hit = cachedData !== undefined && !script.cachedDataRejected;
+  const mod = { exports: {} as unknown };
+  const fn = script.runInThisContext() as (...args: unknown[]) => void;
+  fn.call(mod.exports, mod.exports, requireFor(file), mod, file, dirname(file));
+  let saved = hit || !cacheFile;
+  return {
+    exports: mod.exports,
+    hit,
+    save() {
+      if (saved || !cacheFile) return;
+      saved = true;
+      try {
+        const tmp = `${cacheFile}.${process.pid}.tmp`;
+        writeFileSync(tmp, script.createCachedData(), { mode: 0o600 });
+        renameSync(tmp, cacheFile);
+        // caches of earlier builds of this bundle are dead weight
+        for (const f of readdirSync(dirname(cacheFile))) {
+          if (f !== name && f.startsWith(`${stem}-`) && f.endsWith(".bin")) unlinkSync(join(dirname(cacheFile), f));
+        }
+      } catch {
+        // a read-only or full disk: the next run compiles from source again
+      }
+    },
+  };
+}

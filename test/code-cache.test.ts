@@ -1,0 +1,160 @@
+/**
+ * cli/code-cache.ts: a CommonJS bundle run through V8's code cache, and the built files that
+ * depend on it (dist/cli.cjs, dist/headless.cjs).
+ */
+import { spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { codeCacheDir, loadWithCodeCache } from "../cli/code-cache.js";
+
+const root = resolve(import.meta.dirname, "..");
+
+function bundleDir(): { dir: string; file: string; cache: string } {
+  const dir = mkdtempSync(join(tmpdir(), "larik-code-cache-"));
+  return { dir, file: join(dir, "bundle.cjs"), cache: join(dir, "cache") };
+}
+
+// a builtin through `node:`, one without the prefix, a package, and the CommonJS variables
+const RICH = [
+  'const path = require("node:path");',
+  'const util = require("util");',
+  'const { createJiti } = require("jiti");',
+  "function add(a, b) { return a + b; }",
+  "module.exports = { add, file: __filename, dir: __dirname, sep: path.sep, isJiti: typeof createJiti, inspect: typeof util.inspect };",
+  "",
+].join("\n");
+
+/**
+ * Loads `file` in a fresh node process and saves the cache, as a `larik -p` run does. A fresh
+ * process matters: V8 keeps compiled scripts in memory, so a second load in one process would
+ * not consult the cache file at all.
+ */
+function loadInChild(file: string, cache: string | false): { hit: boolean; exports: unknown } {
+  const script = join(mkdtempSync(join(tmpdir(), "larik-code-cache-run-")), "run.ts");
+  writeFileSync(
+    script,
+    [
+      `import { loadWithCodeCache } from ${JSON.stringify(join(root, "cli", "code-cache.ts"))};`,
+      `const r = loadWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cache)});`,
+      "r.save();",
+      "process.stdout.write(JSON.stringify({ hit: r.hit, exports: r.exports }));",
+      "",
+    ].join("\n"),
+  );
+  const out = spawnSync(process.execPath, ["--import", "jiti/register", script], { cwd: root, encoding: "utf8" });
+  if (out.status !== 0) throw new Error(out.stderr);
+  return JSON.parse(out.stdout) as { hit: boolean; exports: unknown };
+}
+
+const cacheFiles = (cache: string) => (existsSync(cache) ? readdirSync(cache).filter((f) => f.endsWith(".bin")) : []);
+
+describe("loadWithCodeCache", () => {
+  it("runs the file like require, writes a private cache after the run, and uses it next time", () => {
+    const { cache } = bundleDir();
+    // packages resolve from the bundle's folder: put it where jiti is installed
+    const inProject = join(root, "node_modules", ".cache", `larik-code-cache-${process.pid}.cjs`);
+    mkdirSync(join(root, "node_modules", ".cache"), { recursive: true });
+    writeFileSync(inProject, RICH);
+
+    const first = loadWithCodeCache(inProject, cache);
+    const exp = first.exports as { add(a: number, b: number): number; file: string; dir: string; sep: string; isJiti: string; inspect: string };
+    expect(exp.add(2, 3)).toBe(5);
+    expect(exp.file).toBe(inProject);
+    expect(exp.dir).toBe(join(root, "node_modules", ".cache"));
+    expect(exp.sep).toBe("/");
+    expect(exp.isJiti).toBe("function");
+    expect(exp.inspect).toBe("function");
+    expect(first.hit).toBe(false);
+    expect(cacheFiles(cache)).toEqual([]); // nothing until the run is over
+    first.save();
+    const [bin] = cacheFiles(cache);
+    expect(bin).toMatch(new RegExp(`^larik-code-cache-${process.pid}\\.cjs-\\d+-\\d+-${process.version}-${process.arch}\\.bin$`));
+    expect(statSync(join(cache, bin!)).mode & 0o777).toBe(0o600);
+    expect(statSync(cache).mode & 0o777).toBe(0o700);
+
+    const second = loadInChild(inProject, cache);
+    expect(second.hit).toBe(true);
+    expect((second.exports as typeof exp).isJiti).toBe("function");
+    expect(cacheFiles(cache)).toEqual([bin]); // a hit writes nothing new
+    rmSync(inProject);
+  });
+
+  it("compiles from source when V8 rejects the cache, and replaces it", () => {
+    const { file, cache } = bundleDir();
+    writeFileSync(file, "module.exports = 42;\n");
+    expect(loadInChild(file, cache)).toEqual({ hit: false, exports: 42 });
+    expect(loadInChild(file, cache)).toEqual({ hit: true, exports: 42 });
+    const [bin] = cacheFiles(cache);
+    writeFileSync(join(cache, bin!), "not a V8 code cache");
+    expect(loadInChild(file, cache)).toEqual({ hit: false, exports: 42 });
+    expect(loadInChild(file, cache)).toEqual({ hit: true, exports: 42 });
+  });
+
+  it("keys the cache by the bundle's size and mtime, and drops the caches of earlier builds", () => {
+    const { file, cache } = bundleDir();
+    writeFileSync(file, "module.exports = 1;\n");
+    loadWithCodeCache(file, cache).save();
+    const [old] = cacheFiles(cache);
+    writeFileSync(file, "module.exports = 22;\n");
+    utimesSync(file, new Date(), new Date(Date.now() + 5_000));
+    expect(loadInChild(file, cache)).toEqual({ hit: false, exports: 22 });
+    const now = cacheFiles(cache);
+    expect(now).toHaveLength(1);
+    expect(now[0]).not.toBe(old);
+  });
+
+  it("uses no cache folder that others can write to", () => {
+    const { file, cache } = bundleDir();
+    writeFileSync(file, "module.exports = 7;\n");
+    mkdirSync(cache, { mode: 0o700 });
+    chmodSync(cache, 0o777);
+    const r = loadWithCodeCache(file, cache);
+    expect(r.exports).toBe(7);
+    r.save();
+    expect(cacheFiles(cache)).toEqual([]);
+  });
+
+  it("with false, runs without a cache and writes nothing", () => {
+    const { dir, file } = bundleDir();
+    writeFileSync(file, "module.exports = 'plain';\n");
+    const r = loadWithCodeCache(file, false);
+    expect(r.exports).toBe("plain");
+    expect(r.hit).toBe(false);
+    r.save();
+    expect(readdirSync(dir)).toEqual(["bundle.cjs"]);
+  });
+
+  it("lets an error thrown while the bundle loads through", () => {
+    const { file, cache } = bundleDir();
+    writeFileSync(file, "throw new Error('broken bundle');\n");
+    expect(() => loadWithCodeCache(file, cache)).toThrow("broken bundle");
+  });
+
+  it("lives under $XDG_CACHE_HOME/larik/v8, else ~/.cache/larik/v8", () => {
+    expect(codeCacheDir({ XDG_CACHE_HOME: "/x/cache", HOME: "/home/u" })).toBe("/x/cache/larik/v8");
+    expect(codeCacheDir({ HOME: "/home/u" })).toBe("/home/u/.cache/larik/v8");
+  });
+});
+
+describe("the built launcher and headless bundle", () => {
+  const dist = (f: string) => join(root, "dist", f);
+
+  it("dist/cli.cjs is the package's bin and a CommonJS script", () => {
+    const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { bin: { larik: string } };
+    expect(pkg.bin.larik).toBe("dist/cli.cjs");
+    const text = readFileSync(dist("cli.cjs"), "utf8");
+    expect(text.startsWith("#!/usr/bin/env node\n")).toBe(true);
+    expect(text).toContain('import("./main.js")');
+    expect(existsSync(dist("main.js"))).toBe(true);
+  });
+
+  it("dist/headless.cjs is ASCII, calls no import(), and leaves the TUI and the server out", () => {
+    const text = readFileSync(dist("headless.cjs"), "latin1");
+    expect(/[^\x00-\x7f]/.test(text)).toBe(false); // read as latin1 by the loader
+    // vm.Script cannot run import() without an experimental flag; `.import(` (jiti's method) is fine
+    expect(text.match(/(?<![.\w$])import\(/g)).toBeNull();
+    expect(text).not.toMatch(/require\("h3"\)|react-reconciler|useInput/);
+  });
+});
