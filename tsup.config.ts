@@ -29,8 +29,9 @@ const builtinsForBundledCommonJs: Plugin = {
  * For the headless bundle only: node:crypto, node:child_process and node:fs/promises load on
  * first use, not when the bundle starts. Many modules import them, but a `-p` run needs none
  * before its first model request, and loading them costs ~8 ms there (fs/promises brings
- * readline and the fs watchers). Each import gets an object whose getters
- * load the real module on first access; the export names are read from this Node at build time.
+ * readline and the fs watchers). Each import resolves to a module of functions that load the
+ * real one on first call; only functions are offered (names read from this Node at build time),
+ * so importing anything else from these three fails the build rather than the run.
  */
 const LAZY_BUILTINS = ["crypto", "child_process", "fs/promises"];
 const lazyBuiltins: Plugin = {
@@ -42,10 +43,13 @@ const lazyBuiltins: Plugin = {
     );
     build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => {
       if (!LAZY_BUILTINS.includes(args.path)) return undefined;
-      const names = Object.keys(nodeRequire(`node:${args.path}`) as object);
-      const getters = names.map((n) => `${JSON.stringify(n)}: { get: () => load()[${JSON.stringify(n)}], enumerable: true }`);
+      const real = nodeRequire(`node:${args.path}`) as Record<string, unknown>;
+      const fns = Object.keys(real).filter((n) => typeof real[n] === "function" && /^[a-z]/.test(n));
       return {
-        contents: `let m; const load = () => (m ??= require("node:${args.path}"));\nmodule.exports = Object.defineProperties({}, {${getters.join(",")}});`,
+        contents: [
+          `let m; const load = () => (m ??= process.getBuiltinModule("node:${args.path}"));`,
+          ...fns.map((n) => `export function ${n}(...a) { return load().${n}(...a); }`),
+        ].join("\n"),
         loader: "js",
       };
     });

@@ -205,6 +205,67 @@ describe("larik -p end to end", () => {
     expect(word.stdout).toBe("from the ES build\n");
   });
 
+  it("runs a config file's plugin, an MCP server and a hook from the headless bundle", async () => {
+    // the parts of -p that load packages at run time (jiti, zod, the MCP SDK) and spawn processes
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const cfgDir = join(home, ".config", "larik");
+    mkdirSync(cfgDir, { recursive: true });
+    const hookLog = join(home, "hook.log");
+    const everything = join(root, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    writeFileSync(
+      join(cfgDir, "config.json"),
+      JSON.stringify({
+        mcp_servers: { everything: { command: process.execPath, args: [everything, "stdio"] } },
+        hooks: { PreToolUse: [{ matcher: "read", hooks: [{ type: "command", command: `cat >> ${JSON.stringify(hookLog)}` }] }] },
+      }),
+    );
+    writeFileSync(
+      join(cfgDir, "larik.config.ts"),
+      [
+        'import { definePlugin, defineConfig } from "larik";',
+        'import { z } from "zod";',
+        "const shout = definePlugin({",
+        '  name: "shout",',
+        "  setup(ctx) {",
+        "    ctx.tools.register({",
+        '      name: "shout", description: "Upper-cases text", kind: "read",',
+        "      input: z.object({ text: z.string() }),",
+        "      async run({ text }: { text: string }) { return { content: text.toUpperCase() }; },",
+        "    });",
+        "  },",
+        "});",
+        "export default defineConfig({ plugins: [shout] });",
+        "",
+      ].join("\n"),
+    );
+    server.requests.length = 0;
+    server.push(
+      {
+        tools: [
+          { id: "c1", name: "shout", input: { text: "from a config plugin" } },
+          { id: "c2", name: "mcp__everything__echo", input: { message: "from mcp" } },
+          { id: "c3", name: "read", input: { path: "sum.js" } },
+        ],
+      },
+      { text: "all three ran" },
+    );
+    const r = await runCli(["-p", "--mode", "yolo", "--model", "openai-compatible/m", "--output", "json", "use the tools"], { cwd: repo, env });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const ends = r.stdout.trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.type === "tool_end");
+    expect(ends.map((e) => [e.tool_name, e.is_error ?? false])).toEqual([
+      ["shout", false],
+      ["mcp__everything__echo", false],
+      ["read", false],
+    ]);
+    expect(ends[0].output).toBe("FROM A CONFIG PLUGIN");
+    expect(ends[1].output).toContain("from mcp");
+    expect(ends[2].output).toContain("return a - b;");
+    expect(JSON.parse(readFileSync(hookLog, "utf8"))).toMatchObject({ hook_event_name: "PreToolUse", tool_name: "read" });
+  }, 30_000);
+
   describe("bad input: one line that says what to fix", () => {
     let repo: string;
     let env: NodeJS.ProcessEnv;
