@@ -68,7 +68,7 @@ const frontEndsLeftOut: Plugin = {
       /plugins[\\/](tui|server)[\\/]index\.ts$/.test(args.importer) ? { path: args.path, namespace: "left-out" } : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: "left-out" }, () => ({
-      contents: `throw new Error("this front end is not in the headless bundle: run it through dist/cli.js without -p");`,
+      contents: `throw new Error("this front end is not in the headless bundle: run it through dist/cli.cjs without -p");`,
       loader: "js",
     }));
   },

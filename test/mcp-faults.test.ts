@@ -69,6 +69,19 @@ describe("faulty servers are reported by name and never take the agent down", ()
     expect(h.notices.find((n) => n.includes('"noisy"'))).toMatch(/mcp server "noisy" wrote non-protocol output to stdout/);
   });
 
+  it("a server still starting when the wait ends: the context goes on without it and says so", async () => {
+    p = makeProject();
+    host = await mcpHost(p, { mcp_servers: { slow: fake("--hang", `--tag=slow-${process.pid}`), good: fake() } }, { waitMs: 3000 });
+    const provider = new ScriptedProvider([{ blocks: [text("ok")] }]);
+    const events = await runTurn(await host.openAgent({ provider, mode: "yolo" }), "hi");
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    const names = provider.requests[0]!.tools.map((t) => t.name);
+    expect(names).toContain("mcp__good__echo");
+    expect(names.some((n) => n.startsWith("mcp__slow"))).toBe(false);
+    const said = [...host.notices, ...events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)];
+    expect(said).toContain('mcp server "slow" is still starting: this context goes on without its tools (a fresh one, after /clear or in a new session, has them)');
+  });
+
   it("a server that never answers the handshake, and is stopped when the host closes", async () => {
     const tag = `--tag=stuck-${process.pid}-${Date.now()}`;
     const h = await start({ stuck: fake("--hang", tag), good: fake() }, {}, {}, 1000);

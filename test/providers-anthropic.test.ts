@@ -457,6 +457,11 @@ describe("configuration through resolveModel", () => {
     expect(() => resolveModel("anthropic/claude-opus-5", registry(), {}, {})).toThrow(/ANTHROPIC_API_KEY/);
   });
 
+  it("no model at all names the personal config file where it is, XDG_CONFIG_HOME included", () => {
+    expect(() => resolveModel(undefined, registry(), {}, { HOME: "/home/u" })).toThrow(/set "model" in ~\/\.config\/larik\/config\.json,/);
+    expect(() => resolveModel(undefined, registry(), {}, { HOME: "/home/u", XDG_CONFIG_HOME: "/etc/xdg-u" })).toThrow(/set "model" in \/etc\/xdg-u\/larik\/config\.json,/);
+  });
+
   it("reads the key and ANTHROPIC_BASE_URL from the environment", async () => {
     const r = resolveModel("claude-opus-5", registry(), {}, { ANTHROPIC_API_KEY: "sk-env", ANTHROPIC_BASE_URL: server.url });
     expect([r.provider, r.config.base_url, r.catalog?.context_window]).toEqual(["anthropic", server.url, 200_000]);

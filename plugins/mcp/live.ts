@@ -75,7 +75,9 @@ export function startMcp(ctx: PluginContext, servers: ServerEntry[], options: Li
     const alloc = new NameAllocator(tools.map((t) => t.name));
     const adapted: McpTool[] = [];
     for (const conn of manager.connections) {
-      if (conn.state === "starting") ctx.notice(`mcp server "${conn.name}" is still starting: its tools join after /clear`);
+      if (conn.state === "starting") {
+        ctx.notice(`mcp server "${conn.name}" is still starting: this context goes on without its tools (a fresh one, after /clear or in a new session, has them)`);
+      }
       if (conn.state !== "connected") continue;
       for (const t of conn.tools) {
         try {
