@@ -122,7 +122,7 @@ await server.close();
 
 const bare = median(rows.bare.ms);
 const ratio = (x) => `${(x / bare).toFixed(2)}x`;
-console.log(`runs per figure: ${runs} (median); CLI: ${CLI.slice(root.length + 1) || CLI}`);
+console.log(`runs per figure: ${runs} (median); CLI: ${CLI.startsWith(root + "/") ? CLI.slice(root.length + 1) : CLI}`);
 console.log(`${rows.bare.label.padEnd(24)} ${fmt(bare).padStart(10)}  peak RSS ${median(rows.bare.rss).toFixed(1)} MB`);
 console.log(`${rows.version.label.padEnd(24)} ${fmt(median(rows.version.ms)).padStart(10)}  peak RSS ${median(rows.version.rss).toFixed(1)} MB  (${ratio(median(rows.version.ms))} of bare node; target ≤ 1.2x)`);
 console.log(`${rows.help.label.padEnd(24)} ${fmt(median(rows.help.ms)).padStart(10)}  peak RSS ${median(rows.help.rss).toFixed(1)} MB  (${ratio(median(rows.help.ms))})`);
