@@ -98,6 +98,18 @@ const minify: Options["esbuildOptions"] = (options) => {
   options.charset = "ascii";
 };
 
+/** One self-contained CommonJS file in dist/, next to the ES build (which cleans dist/). */
+const commonJsFile: Options = {
+  format: ["cjs"],
+  outExtension: () => ({ js: ".cjs" }),
+  target: "node20",
+  platform: "node",
+  outDir: "dist",
+  clean: false,
+  sourcemap: true,
+  splitting: false,
+};
+
 export default defineConfig([
   {
     entry: { main: "cli/main.ts", index: "index.ts" },
@@ -120,15 +132,8 @@ export default defineConfig([
   },
   {
     // The `larik` command (package.json "bin"): a small CommonJS launcher, see cli.ts.
+    ...commonJsFile,
     entry: { cli: "cli.ts" },
-    format: ["cjs"],
-    outExtension: () => ({ js: ".cjs" }),
-    target: "node20",
-    platform: "node",
-    outDir: "dist",
-    clean: false,
-    sourcemap: true,
-    splitting: false,
     define: { ...define, "import.meta.dirname": "__dirname" },
     esbuildOptions: minify,
     esbuildPlugins: [mainFromEsmBuild],
@@ -136,17 +141,10 @@ export default defineConfig([
   {
     // `larik -p` runs this one CommonJS file, compiled through V8's code cache (cli/code-cache.ts):
     // Node 20 can cache the compiled code of a script but not of an ES module. docs/architecture.md
+    ...commonJsFile,
     entry: { headless: "cli/main.ts" },
-    format: ["cjs"],
-    outExtension: () => ({ js: ".cjs" }),
     // keep `node:` in import paths so that the lazy-builtins plugin sees them first
     removeNodeProtocol: false,
-    target: "node20",
-    platform: "node",
-    outDir: "dist",
-    clean: false,
-    sourcemap: true,
-    splitting: false,
     // import.meta.url from __filename, which cli/code-cache.ts passes like Node's own loader
     shims: true,
     define,

@@ -3,11 +3,12 @@
  * fixed at build time, so no plugin module has to load. When a `larik.config.ts` could change
  * the plugin list, the full CLI answers instead.
  */
+import { DEFAULT_PLUGIN_NAMES } from "../presets/names.js";
+
 // getBuiltinModule rather than `import`, which builds a facade of every export: see cli/code-cache.ts
 const { existsSync } = process.getBuiltinModule("node:fs");
 const { homedir } = process.getBuiltinModule("node:os");
 const { dirname, join } = process.getBuiltinModule("node:path");
-import { DEFAULT_PLUGIN_NAMES } from "../presets/names.js";
 
 /** The package version (tsup replaces `__LARIK_VERSION__`; tests run from source). */
 export const VERSION: string = typeof __LARIK_VERSION__ === "string" ? __LARIK_VERSION__ : "0.0.0-dev";

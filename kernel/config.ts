@@ -11,11 +11,10 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
 import { dirname, join, relative, sep } from "node:path";
 import type { Plugin } from "./plugin.js";
 import { ConfigError } from "./models.js";
-import { canonicalDir, configDir, gitRoot, privateProjectFile } from "./paths.js";
+import { canonicalDir, configDir, gitRoot, privateProjectFile, tildePath } from "./paths.js";
 import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } from "./settings-schema.js";
 import {
   evaluateConfig,
@@ -206,15 +205,13 @@ export function settingsFiles(cwd: string, env: NodeJS.ProcessEnv = process.env)
 
 /** A path as shown in messages: `~/…` under the home directory, relative under `cwd`, else absolute. */
 export function displayPath(file: string, cwd: string, env: NodeJS.ProcessEnv = process.env): string {
-  const home = env.HOME || homedir();
-  const cfg = configDir(env);
   const under = (base: string) => file === base || file.startsWith(base.endsWith(sep) ? base : base + sep);
-  if (under(cfg) && under(home)) return "~" + file.slice(home.replace(/\/+$/, "").length);
+  const shown = tildePath(file, env);
+  if (under(configDir(env)) && shown !== file) return shown;
   const canonCwd = canonicalDir(cwd);
   const root = gitRoot(canonCwd) ?? canonCwd;
   if (under(root)) return relative(canonCwd, file) || file;
-  if (under(home)) return "~" + file.slice(home.replace(/\/+$/, "").length);
-  return file;
+  return shown;
 }
 
 // ───────────────────────── reading JSON ─────────────────────────

@@ -1,8 +1,9 @@
 /**
  * A `fetch` for provider requests built on `node:http`/`node:https`. Node 20's global fetch
  * loads its bundled undici on first use, which costs ~30 ms of start-up before the first model
- * request; `node:http` costs a fifth of that (bench/startup.mjs measures start-up). It implements the subset the provider layer uses: method, headers, a string
- * body and an AbortSignal in; `ok`, `status`, `headers.get`, a web `ReadableStream` body,
+ * request; `node:http` costs a fifth of that (bench/startup.mjs measures start-up). It
+ * implements the subset the provider layer uses: method, headers, a string body and an
+ * AbortSignal in; `ok`, `status`, `headers.get`, a web `ReadableStream` body,
  * `text()` and `json()` out. Connection failures reject like fetch does: a TypeError whose
  * `cause` carries the system error (`ECONNREFUSED`, ...).
  */

@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import type { Settings } from "./config.js";
-import { configDir } from "./paths.js";
+import { configDir, tildePath } from "./paths.js";
 import type { CatalogEntry, ProviderConfig, ProviderFactory } from "./registries.js";
 import type { Registry } from "./registry.js";
 import type { Usage } from "./types.js";
@@ -129,11 +129,9 @@ export function resolveModel(
 ): ResolvedModel {
   const s = spec || defaultSpec(settings, env);
   if (!s) {
-    const file = join(configDir(env), "config.json");
-    const home = env.HOME?.replace(/\/+$/, "");
-    const shown = home && file.startsWith(home + "/") ? "~" + file.slice(home.length) : file;
+    const file = tildePath(join(configDir(env), "config.json"), env);
     throw new ConfigError(
-      `no model configured: pass --model provider/model, set "model" in ${shown}, or export ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY`,
+      `no model configured: pass --model provider/model, set "model" in ${file}, or export ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY`,
     );
   }
   const { provider, model } = parseSpec(s, providers, settings, env);

@@ -21,6 +21,12 @@ export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(base, "larik");
 }
 
+/** `path` with the home folder (`$HOME`, else the OS's) written `~`, for messages; other paths as they are. */
+export function tildePath(path: string, env: NodeJS.ProcessEnv = process.env): string {
+  const home = (env.HOME || homedir()).replace(/\/+$/, "");
+  return home && (path === home || path.startsWith(`${home}/`)) ? `~${path.slice(home.length)}` : path;
+}
+
 /**
  * The canonical form of a directory: absolute with symlinks resolved (when it exists). The native
  * realpath is one system call; the JavaScript one lstats every path component, and start-up

@@ -13,7 +13,7 @@ import { statSync } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, join, relative } from "node:path";
-import { canonicalDir, configDir, dirsFromRoot } from "../../kernel/index.js";
+import { canonicalDir, configDir, dirsFromRoot, tildePath } from "../../kernel/index.js";
 import { parseFrontmatter } from "./frontmatter.js";
 
 /** Where discovery looks: the user's home, config root and working directory. */
@@ -58,16 +58,11 @@ function home(env: NodeJS.ProcessEnv): string {
   return env.HOME || homedir();
 }
 
-function tilde(p: string, env: NodeJS.ProcessEnv): string {
-  const h = home(env);
-  return p === h || p.startsWith(`${h}/`) ? `~${p.slice(h.length)}` : p;
-}
-
 /** The search roots, low → high, each with a label; duplicates (cwd = home) kept once. */
 function roots(d: DiscoveryEnv, personal: string[], cfgSub: string, project: string[]): { dir: string; origin: string }[] {
   const h = home(d.env);
   const list: { dir: string; origin: string }[] = personal.map((p) => ({ dir: join(h, p), origin: `~/${p}` }));
-  list.push({ dir: join(configDir(d.env), cfgSub), origin: tilde(join(configDir(d.env), cfgSub), d.env) });
+  list.push({ dir: join(configDir(d.env), cfgSub), origin: tildePath(join(configDir(d.env), cfgSub), d.env) });
   const dirs = dirsFromRoot(d.cwd);
   const root = dirs[0] ?? d.cwd;
   for (const dir of dirs) {
@@ -146,7 +141,7 @@ export async function discoverSkills(d: DiscoveryEnv): Promise<Discovered> {
       const fm = parseFrontmatter(text);
       const name = typeof fm.data.name === "string" && fm.data.name.trim() ? fm.data.name.trim() : folder;
       if (!NAME.test(name)) {
-        problems.push(`skill ${tilde(file, d.env)} skipped: name "${name}" may only use letters, digits, "-", "_", "." and ":"`);
+        problems.push(`skill ${tildePath(file, d.env)} skipped: name "${name}" may only use letters, digits, "-", "_", "." and ":"`);
         continue;
       }
       const desc = typeof fm.data.description === "string" ? fm.data.description.trim() : "";
@@ -197,14 +192,14 @@ export async function discoverCommands(d: DiscoveryEnv): Promise<Discovered> {
     for (const file of await markdownFiles(r.dir)) {
       const name = basename(file, ".md");
       if (!NAME.test(name)) {
-        problems.push(`command ${tilde(file, d.env)} skipped: a command name may only use letters, digits, "-", "_", "." and ":"`);
+        problems.push(`command ${tildePath(file, d.env)} skipped: a command name may only use letters, digits, "-", "_", "." and ":"`);
         continue;
       }
       let text: string;
       try {
         text = await readFile(file, "utf8");
       } catch (err) {
-        problems.push(`command ${tilde(file, d.env)} skipped: ${(err as Error).message}`);
+        problems.push(`command ${tildePath(file, d.env)} skipped: ${(err as Error).message}`);
         continue;
       }
       const fm = parseFrontmatter(text);
