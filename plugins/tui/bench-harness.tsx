@@ -11,6 +11,7 @@ import { Host, type Provider } from "../../kernel/index.js";
 import { App } from "./app.js";
 import { TuiController } from "./controller.js";
 import { INK_OPTIONS } from "./frame.js";
+import { NoInput } from "./no-input.js";
 import { loadMarkdown } from "./markdown.js";
 
 /** A terminal stand-in: a TTY of the given size that keeps what was written. */
@@ -31,18 +32,6 @@ export class RecordingTty extends EventEmitter {
   };
 }
 
-class NoInput extends EventEmitter {
-  readonly isTTY = false;
-  setEncoding() {}
-  setRawMode() {}
-  resume() {}
-  pause() {}
-  ref() {}
-  unref() {}
-  read() {
-    return null;
-  }
-}
 
 const idle: Provider = {
   name: "scripted",

@@ -11,6 +11,7 @@ import { Host } from "../../kernel/index.js";
 import { App } from "./app.js";
 import { TuiController } from "./controller.js";
 import { INK_OPTIONS } from "./frame.js";
+import { NoInput } from "./no-input.js";
 import { loadMarkdown } from "./markdown.js";
 import { ScriptedProvider } from "../../test/fakes/scripted-provider.js";
 import { tempProject } from "./test-kit.js";
@@ -38,18 +39,6 @@ class FakeTty extends EventEmitter {
   }
 }
 
-class FakeStdin extends EventEmitter {
-  readonly isTTY = false;
-  setEncoding() {}
-  setRawMode() {}
-  resume() {}
-  pause() {}
-  ref() {}
-  unref() {}
-  read() {
-    return null;
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const MESSAGES = 2000;
@@ -70,7 +59,7 @@ describe("long transcript", () => {
     stdout = new FakeTty();
     const inst = render(<App controller={controller} />, {
       stdout: stdout as unknown as NodeJS.WriteStream,
-      stdin: new FakeStdin() as unknown as NodeJS.ReadStream,
+      stdin: new NoInput() as unknown as NodeJS.ReadStream,
       stderr: new FakeTty() as unknown as NodeJS.WriteStream,
       patchConsole: false,
       exitOnCtrlC: false,
