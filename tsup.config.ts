@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { builtinModules, createRequire } from "node:module";
 import { defineConfig, type Options } from "tsup";
+import { CJS_WRAPPER_HEAD, CJS_WRAPPER_TAIL } from "./cli/cjs-wrapper.js";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
@@ -156,5 +157,20 @@ export default defineConfig([
       options.supported = { ...options.supported, "dynamic-import": false };
     },
     esbuildPlugins: [frontEndsLeftOut, lazyBuiltins],
+    // Local names shortened (terser, after esbuild): a fifth fewer bytes to read and to hold as a
+    // string at every run (bench/startup.mjs). Function and class names stay, for stack traces;
+    // dist/headless.cjs.map maps positions back to the sources.
+    minify: "terser",
+    terserOptions: {
+      compress: false,
+      mangle: { keep_fnames: true, keep_classnames: true, reserved: ["exports", "require", "module", "__filename", "__dirname"] },
+      format: { ascii_only: true, comments: false },
+      // a map of terser's step, which tsup chains onto esbuild's
+      sourceMap: true,
+    },
+    // The file is the function Node's CommonJS loader would wrap it in, so cli/code-cache.ts
+    // compiles the bytes it read: wrapping a 0.6 MB source at run time copies it (~4 ms here).
+    banner: { js: CJS_WRAPPER_HEAD },
+    footer: { js: CJS_WRAPPER_TAIL },
   },
 ]);

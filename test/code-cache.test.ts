@@ -4,9 +4,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { SourceMap } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { CJS_WRAPPER_HEAD, isWrapped } from "../cli/cjs-wrapper.js";
 import { codeCacheDir, loadWithCodeCache } from "../cli/code-cache.js";
 
 const root = resolve(import.meta.dirname, "..");
@@ -92,6 +94,29 @@ describe("loadWithCodeCache", () => {
     expect(loadInChild(file, cache)).toEqual({ hit: true, exports: 42 });
   });
 
+  it("compiles a file written already wrapped as it is, in either spelling of the wrapper", () => {
+    // wrapped a second time, such a file would only define its function: exports would stay {}
+    for (const head of [CJS_WRAPPER_HEAD, "(function(exports,require,module,__filename,__dirname){"]) {
+      const { file, cache } = bundleDir();
+      writeFileSync(file, `${head}"use strict";module.exports = { head: ${JSON.stringify(head)}, file: __filename };\n});`);
+      expect(loadInChild(file, cache)).toEqual({ hit: false, exports: { head, file } });
+      expect(loadInChild(file, cache)).toEqual({ hit: true, exports: { head, file } });
+    }
+    const { file } = bundleDir();
+    writeFileSync(file, "module.exports = 5;\n");
+    expect(isWrapped(readFileSync(file, "latin1"))).toBe(false);
+    expect(loadWithCodeCache(file, false).exports).toBe(5);
+  });
+
+  it("uses a cache file larger than the bundle (one buffer serves both reads)", () => {
+    const { file, cache } = bundleDir();
+    writeFileSync(file, "module.exports = 3;\n");
+    expect(loadInChild(file, cache)).toEqual({ hit: false, exports: 3 });
+    const [bin] = cacheFiles(cache);
+    expect(statSync(join(cache, bin!)).size).toBeGreaterThan(statSync(file).size);
+    expect(loadInChild(file, cache)).toEqual({ hit: true, exports: 3 });
+  });
+
   it("keys the cache by the bundle's size and mtime, and drops the caches of earlier builds", () => {
     const { file, cache } = bundleDir();
     writeFileSync(file, "module.exports = 1;\n");
@@ -156,5 +181,21 @@ describe("the built launcher and headless bundle", () => {
     // vm.Script cannot run import() without an experimental flag; `.import(` (jiti's method) is fine
     expect(text.match(/(?<![.\w$])import\(/g)).toBeNull();
     expect(text).not.toMatch(/require\("h3"\)|react-reconciler|useInput/);
+  });
+
+  it("dist/headless.cjs is written wrapped, with short local names but its functions' own, and a map to the sources", () => {
+    const text = readFileSync(dist("headless.cjs"), "latin1");
+    expect(isWrapped(text)).toBe(true);
+    expect(text.trimEnd()).toMatch(/\}\);(\/\/# sourceMappingURL=headless\.cjs\.map)?$/);
+    // stack traces name the function
+    const at = text.indexOf("function buildSystemPrompt(");
+    expect(at).toBeGreaterThan(0);
+    const map = new SourceMap(JSON.parse(readFileSync(dist("headless.cjs.map"), "utf8")) as never);
+    const before = text.slice(0, at);
+    const line = before.split("\n").length - 1;
+    const column = at - (before.lastIndexOf("\n") + 1) + "function ".length;
+    const entry = map.findEntry(line, column) as { originalSource?: string; name?: string };
+    expect(entry.originalSource).toMatch(/kernel\/prompt\.ts$/);
+    expect(entry.name).toBe("buildSystemPrompt");
   });
 });
