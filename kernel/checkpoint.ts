@@ -11,7 +11,7 @@
  * ```
  */
 import { randomBytes } from "node:crypto";
-import { constants, mkdirSync, readdirSync, realpathSync, type Stats } from "node:fs";
+import { constants, existsSync, mkdirSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
@@ -118,11 +118,14 @@ function toPosix(p: string): string {
   return sep === "/" ? p : p.split(sep).join("/");
 }
 
+/** `p` absolute with symlinks resolved (the native realpath: one call, not an lstat per component). */
 function canonical(p: string): string {
+  const abs = resolve(p);
+  if (!existsSync(abs)) return abs;
   try {
-    return realpathSync(resolve(p));
+    return realpathSync.native(abs);
   } catch {
-    return resolve(p);
+    return abs;
   }
 }
 
@@ -203,7 +206,8 @@ class FileCheckpointStore implements CheckpointStore {
     if (this.#lastTurn !== undefined) return this.#lastTurn;
     let max = 0;
     try {
-      for (const name of readdirSync(this.#dir)) if (/^\d+$/.test(name)) max = Math.max(max, Number(name));
+      // a new session has no folder yet: checking first saves a thrown error before its first request
+      if (existsSync(this.#dir)) for (const name of readdirSync(this.#dir)) if (/^\d+$/.test(name)) max = Math.max(max, Number(name));
     } catch {
       // no folder yet
     }

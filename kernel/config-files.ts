@@ -4,7 +4,7 @@
  * into plugin values. jiti is imported only when a config file exists.
  */
 import { createHash } from "node:crypto";
-import { accessSync, constants, statSync } from "node:fs";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
@@ -25,6 +25,7 @@ export function personalConfigFile(env: NodeJS.ProcessEnv = process.env): string
 async function firstExisting(dir: string): Promise<string | undefined> {
   for (const name of CONFIG_FILE_NAMES) {
     const p = join(dir, name);
+    if (!existsSync(p)) continue; // the usual case, and a check costs less than a thrown error
     try {
       // sync on purpose: a handful of misses per start, each one syscall instead of a thread-pool trip
       accessSync(p, constants.R_OK);

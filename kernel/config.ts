@@ -9,7 +9,7 @@
  * Shared files sit in the git root and, when different, in `cwd` (cwd after root).
  */
 import { randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import type { Plugin } from "./plugin.js";
@@ -272,6 +272,8 @@ export function parseSettingsJson(text: string, label: string): ReadResult {
 
 async function readSettingsFile(file: string, label: string): Promise<ReadResult> {
   let text: string;
+  // Most of these files do not exist; a failed read costs an exception (~0.1 ms), a check does not.
+  if (!existsSync(file)) return { kind: "missing" };
   try {
     // Sync: settings files are small and read at every start, where each fs/promises read costs
     // three thread-pool round trips (open, read, close) that the event loop waits for in turn.

@@ -34,6 +34,8 @@ export function tildePath(path: string, env: NodeJS.ProcessEnv = process.env): s
  */
 export function canonicalDir(dir: string): string {
   const abs = resolve(dir);
+  // most candidates do not exist: checking first saves a thrown error (~0.1 ms) for each
+  if (!existsSync(abs)) return abs;
   try {
     return realpathSync.native(abs);
   } catch {

@@ -5,7 +5,7 @@
  * add (sandbox summary, skills index). Nothing run-varying (temp paths, ids, times) goes in,
  * so the prefix is byte-stable and provider caches hit.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Host } from "./host.js";
 import { configDir, dirsFromRoot, gitRoot } from "./paths.js";
@@ -20,6 +20,7 @@ export const BASE_PROMPT = `You are Larik, a coding agent working in the user's 
 - Be concise. When done, say what you changed and how you verified it.`;
 
 function readIfExists(p: string): string | undefined {
+  if (!existsSync(p)) return undefined; // cheaper than the error a failed read throws
   try {
     return readFileSync(p, "utf8");
   } catch {

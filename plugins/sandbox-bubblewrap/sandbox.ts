@@ -177,6 +177,7 @@ function findOnPath(name: string, path = ""): string | undefined {
   for (const dir of path.split(delimiter)) {
     if (!dir) continue;
     const file = `${dir}/${name}`;
+    if (!existsSync(file)) continue; // most PATH folders lack it; a check is cheaper than a thrown error
     try {
       if (statSync(file).isFile()) return file;
     } catch {
