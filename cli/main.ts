@@ -3,7 +3,6 @@
  * front ends contribute, then hand off to the front end that claims the run (a subcommand such
  * as `serve`, a flag such as `-p`, or the interactive TUI).
  */
-import { isatty } from "node:tty";
 import { parseArgs } from "node:util";
 import {
   COMMON_OPTIONS,
@@ -30,12 +29,17 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   }
 }
 
+function isatty(fd: number): boolean {
+  return process.getBuiltinModule("node:tty").isatty(fd);
+}
+
 async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   if (argv[0] === "config") return configCommand(argv.slice(1), env, cwd);
   // An interactive run will need ink (~0.5 s to import): start loading it while config and
   // plugins load. Headless and server runs never import it.
   // isatty, not process.stdin.isTTY: touching process.stdin builds a stream (~3 ms) -p never reads
-  const interactive = isatty(0) && isatty(1) && !isPrintRun(argv);
+  // (-p first: tty loads net and stream, which a -p run needs only when it sends its request)
+  const interactive = !isPrintRun(argv) && isatty(0) && isatty(1);
   if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
   const cfg = await loadConfig(cwd, env);
   const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;

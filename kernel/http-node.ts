@@ -8,7 +8,6 @@
  * `cause` carries the system error (`ECONNREFUSED`, ...).
  */
 import type { IncomingMessage } from "node:http";
-import { Readable } from "node:stream";
 
 // getBuiltinModule at the first request, not an import: node:https (TLS) costs ~3 ms to load and
 // a plain-http local server never needs it, and an ES import of a built-in builds a facade of
@@ -45,6 +44,9 @@ class MinimalResponse {
     this.status = res.statusCode ?? 0;
     this.ok = this.status >= 200 && this.status < 300;
     this.headers = new MinimalHeaders(res.headers);
+    // node:stream through getBuiltinModule: an import would load it (and what it pulls in) at
+    // start-up, ahead of work the first request waits for; node:http has loaded it by now
+    const { Readable } = process.getBuiltinModule("node:stream");
     this.body = Readable.toWeb(res) as ReadableStream<Uint8Array>;
   }
   async text(): Promise<string> {

@@ -26,8 +26,18 @@ export function denialReason(suggested?: string): string {
   return `headless mode cannot ask for permission: rerun with --mode accept-edits or --mode yolo,${rule} in permissions.allow`;
 }
 
+/**
+ * stdout and stderr, built at the first write: Node makes each a stream on first access (a
+ * socket for a pipe, which loads net and stream), and a run with nothing to say before its
+ * first model request should not pay for that before sending it.
+ */
+const LAZY_STDIO = {
+  out: { write: (s: string) => process.stdout.write(s) },
+  err: { write: (s: string) => process.stderr.write(s) },
+};
+
 /** Runs `larik -p`; resolves to the exit status. */
-export async function runHeadless(host: Host, args: CliArgs, io = { out: process.stdout, err: process.stderr }): Promise<number> {
+export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): Promise<number> {
   const format = (args.values.output as string | undefined) ?? "text";
   if (format !== "text" && format !== "json") throw new ConfigError(`--output ${format}: use text or json`);
   const timeoutMs = typeof args.values.timeout === "string" ? parseDuration(args.values.timeout) : 0;
