@@ -4,9 +4,10 @@
 //   node bench/startup.mjs [runs]
 //
 // Prints, each as median over `runs` (default 15):
-//   - wall time and peak RSS of `node -e 0`, `larik --version`, `larik --help`;
+//   - wall time, peak RSS and page faults of `node -e 0`, `larik --version`, `larik --help`;
 //   - `larik -p` from spawn until the first request byte reaches a local model server, with the
-//     V8 code cache of cli/code-cache.ts (written by the first run) and without it;
+//     V8 code cache of cli/code-cache.ts (written by the first run) and without it, and the page
+//     faults of the whole cached run (the first touch of a page is much of the cost on a VM);
 //   - peak RSS of a whole scripted `-p` run of four requests (three tool rounds and an answer);
 //   - the modules `larik -p` loaded, and whether ink, react or h3 were among them.
 // The commands take turns within each round, so a slower stretch of the machine hits them all
@@ -33,9 +34,12 @@ const project = mkdtempSync(join(tmpdir(), "larik-bench-proj-"));
 mkdirSync(join(project, ".git"));
 writeFileSync(join(project, "a.txt"), "hello\n");
 const rssFile = join(home, "rss");
-// A preload that reports the peak RSS of the process at exit (KiB on Linux).
+// A preload that reports the peak RSS (KiB on Linux) and the minor page faults of the process at exit.
 const preload = join(home, "rss.cjs");
-writeFileSync(preload, `process.on("exit", () => require("node:fs").appendFileSync(${JSON.stringify(rssFile)}, process.resourceUsage().maxRSS + "\\n"));\n`);
+writeFileSync(
+  preload,
+  `process.on("exit", () => { const u = process.resourceUsage(); require("node:fs").appendFileSync(${JSON.stringify(rssFile)}, u.maxRSS + " " + u.minorPageFault + "\\n"); });\n`,
+);
 
 function run(args, env = {}) {
   return new Promise((res) => {
@@ -53,10 +57,11 @@ function run(args, env = {}) {
   });
 }
 
-function lastRss() {
-  const lines = readFileSync(rssFile, "utf8").trim().split("\n");
-  return Number(lines.at(-1)) / 1024;
+function lastLine() {
+  return readFileSync(rssFile, "utf8").trim().split("\n").at(-1).split(" ").map(Number);
 }
+const lastRss = () => lastLine()[0] / 1024;
+const lastFaults = () => lastLine()[1];
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => `${ms.toFixed(1)} ms`;
@@ -65,36 +70,40 @@ const server = await startMockModelServer();
 const modelEnv = { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "bench" };
 const pArgs = [CLI, "-p", "--model", "openai-compatible/bench", "hi"];
 
-/** Spawn → arrival of the first request at the server (the server runs in this process). */
+/** Spawn → arrival of the first request at the server (the server runs in this process), and the run's page faults. */
 async function firstRequest(env) {
   server.requests.length = 0;
   server.push({ text: "ok" });
   const r = await run(pArgs, { ...modelEnv, ...env });
   if (r.code !== 0) throw new Error(`-p exited ${r.code}: ${r.err}`);
-  return server.requests[0].at - r.t0;
+  return { ms: server.requests[0].at - r.t0, faults: lastFaults() };
 }
+
+const rows = {
+  bare: { label: "node -e 0", ms: [], rss: [], faults: [] },
+  version: { label: "larik --version", ms: [], rss: [], faults: [] },
+  help: { label: "larik --help", ms: [], rss: [], faults: [] },
+  first: { label: "-p to first request", ms: [], faults: [] },
+  cold: { label: "  without code cache", ms: [], faults: [] },
+};
 
 // warm the file cache, and let the first -p run write the code cache
 await run(["-e", "0"]);
 await run([CLI, "--version"]);
 await firstRequest({});
-
-const rows = {
-  bare: { label: "node -e 0", ms: [], rss: [] },
-  version: { label: "larik --version", ms: [], rss: [] },
-  help: { label: "larik --help", ms: [], rss: [] },
-  first: { label: "-p to first request", ms: [] },
-  cold: { label: "  without code cache", ms: [] },
-};
 for (let i = 0; i < runs; i++) {
   for (const [key, args] of [["bare", ["-e", "0"]], ["version", [CLI, "--version"]], ["help", [CLI, "--help"]]]) {
     const r = await run(args);
     if (r.code !== 0) throw new Error(`${rows[key].label} exited ${r.code}: ${r.err}`);
     rows[key].ms.push(r.ms);
     rows[key].rss.push(lastRss());
+    rows[key].faults.push(lastFaults());
   }
-  rows.first.ms.push(await firstRequest({}));
-  rows.cold.ms.push(await firstRequest({ LARIK_NO_CODE_CACHE: "1" }));
+  for (const [row, env] of [[rows.first, {}], [rows.cold, { LARIK_NO_CODE_CACHE: "1" }]]) {
+    const r = await firstRequest(env);
+    row.ms.push(r.ms);
+    row.faults.push(r.faults);
+  }
 }
 
 // a whole scripted run of four requests
@@ -123,11 +132,12 @@ await server.close();
 const bare = median(rows.bare.ms);
 const ratio = (x) => `${(x / bare).toFixed(2)}x`;
 console.log(`runs per figure: ${runs} (median); CLI: ${CLI.startsWith(root + "/") ? CLI.slice(root.length + 1) : CLI}`);
-console.log(`${rows.bare.label.padEnd(24)} ${fmt(bare).padStart(10)}  peak RSS ${median(rows.bare.rss).toFixed(1)} MB`);
-console.log(`${rows.version.label.padEnd(24)} ${fmt(median(rows.version.ms)).padStart(10)}  peak RSS ${median(rows.version.rss).toFixed(1)} MB  (${ratio(median(rows.version.ms))} of bare node; target ≤ 1.2x)`);
-console.log(`${rows.help.label.padEnd(24)} ${fmt(median(rows.help.ms)).padStart(10)}  peak RSS ${median(rows.help.rss).toFixed(1)} MB  (${ratio(median(rows.help.ms))})`);
-console.log(`${rows.first.label.padEnd(24)} ${fmt(median(rows.first.ms)).padStart(10)}  (${ratio(median(rows.first.ms))} of bare node; target ≤ 1.6x)`);
-console.log(`${rows.cold.label.padEnd(24)} ${fmt(median(rows.cold.ms)).padStart(10)}  (${ratio(median(rows.cold.ms))}; LARIK_NO_CODE_CACHE=1, as on a first run)`);
+const faults = (row) => `${median(row.faults)} page faults`;
+console.log(`${rows.bare.label.padEnd(24)} ${fmt(bare).padStart(10)}  peak RSS ${median(rows.bare.rss).toFixed(1)} MB, ${faults(rows.bare)}`);
+console.log(`${rows.version.label.padEnd(24)} ${fmt(median(rows.version.ms)).padStart(10)}  peak RSS ${median(rows.version.rss).toFixed(1)} MB, ${faults(rows.version)}  (${ratio(median(rows.version.ms))} of bare node; target ≤ 1.2x)`);
+console.log(`${rows.help.label.padEnd(24)} ${fmt(median(rows.help.ms)).padStart(10)}  peak RSS ${median(rows.help.rss).toFixed(1)} MB, ${faults(rows.help)}  (${ratio(median(rows.help.ms))})`);
+console.log(`${rows.first.label.padEnd(24)} ${fmt(median(rows.first.ms)).padStart(10)}  (${ratio(median(rows.first.ms))} of bare node; target ≤ 1.6x); whole run: ${faults(rows.first)}`);
+console.log(`${rows.cold.label.padEnd(24)} ${fmt(median(rows.cold.ms)).padStart(10)}  (${ratio(median(rows.cold.ms))}; LARIK_NO_CODE_CACHE=1, as on a first run); whole run: ${faults(rows.cold)}`);
 console.log(`${"scripted -p, 4 requests".padEnd(24)} ${fmt(whole.ms).padStart(10)}  peak RSS ${wholeRss.toFixed(1)} MB (target < 120 MB)`);
 const heavy = [...modules].filter((m) => /^(ink|react|react-reconciler|h3|@modelcontextprotocol\/sdk|vscode-jsonrpc)$/.test(m));
 console.log(`modules loaded by -p (${modules.size}): ${[...modules].sort().join(", ")}`);
