@@ -138,44 +138,78 @@ export interface HookTap<H> {
 }
 export type PluginHooks = { [K in HookName]: HookTap<Hooks[K]> };
 
-/** Builds the per-plugin facade over the host's hooks. */
-export function pluginHooks(hooks: Hooks, plugin: string): PluginHooks {
-  const out = {} as Record<string, HookTap<unknown>>;
-  for (const name of Object.keys(hooks) as HookName[]) {
-    const hook = hooks[name] as unknown as AnyTapable;
-    out[name] = {
-      tap(fn: (...args: unknown[]) => unknown, opts?: { stage?: number }) {
-        const isSync = name === "event";
-        const wrapped = isSync
-          ? (...args: unknown[]) => {
-              try {
-                return fn(...args);
-              } catch (err) {
-                throw new PluginError(plugin, `hook "${name}"`, err);
-              }
+/** One hook point as one plugin sees it: taps are wrapped so that errors name the plugin. */
+function tapFacade(hook: AnyTapable, name: HookName, plugin: string, track?: (d: Disposer) => void): HookTap<unknown> {
+  return {
+    tap(fn: (...args: unknown[]) => unknown, opts?: { stage?: number }) {
+      const isSync = name === "event";
+      const wrapped = isSync
+        ? (...args: unknown[]) => {
+            try {
+              return fn(...args);
+            } catch (err) {
+              throw new PluginError(plugin, `hook "${name}"`, err);
             }
-          : async (...args: unknown[]) => {
-              try {
-                return await fn(...args);
-              } catch (err) {
-                if (err instanceof PluginError) throw err;
-                throw new PluginError(plugin, `hook "${name}"`, err);
-              }
-            };
-        const tapOpts = { name: plugin, stage: opts?.stage };
-        if (isSync) hook.tap(tapOpts, wrapped as never);
-        else hook.tapPromise!(tapOpts, wrapped as never);
-        const entry = hook.taps[hook.taps.length - 1];
-        return () => {
-          const i = hook.taps.findIndex((t) => t === entry || t.fn === wrapped);
-          if (i >= 0) {
-            hook.taps.splice(i, 1);
-            // tapable compiles a call function from the taps; drop it so it is rebuilt.
-            (hook as unknown as { _resetCompilation(): void })._resetCompilation();
           }
-        };
+        : async (...args: unknown[]) => {
+            try {
+              return await fn(...args);
+            } catch (err) {
+              if (err instanceof PluginError) throw err;
+              throw new PluginError(plugin, `hook "${name}"`, err);
+            }
+          };
+      const tapOpts = { name: plugin, stage: opts?.stage };
+      if (isSync) hook.tap(tapOpts, wrapped as never);
+      else hook.tapPromise!(tapOpts, wrapped as never);
+      const entry = hook.taps[hook.taps.length - 1];
+      const dispose = () => {
+        const i = hook.taps.findIndex((t) => t === entry || t.fn === wrapped);
+        if (i >= 0) {
+          hook.taps.splice(i, 1);
+          // tapable compiles a call function from the taps; drop it so it is rebuilt.
+          (hook as unknown as { _resetCompilation(): void })._resetCompilation();
+        }
+      };
+      track?.(dispose);
+      return dispose;
+    },
+  } as HookTap<unknown>;
+}
+
+/**
+ * A plugin's `ctx.hooks`. Each hook's facade is built at its first use, from getters on one shared
+ * prototype: a plugin taps one or two of the dozen hooks, and building all of them for every
+ * plugin was a third of the allocations of plugin set-up (bench/startup.mjs).
+ */
+class HookFacades {
+  constructor(
+    readonly hooks: Hooks,
+    readonly plugin: string,
+    readonly track: ((d: Disposer) => void) | undefined,
+  ) {}
+}
+let gettersDefined = false;
+function defineFacadeGetters(names: string[]): void {
+  gettersDefined = true;
+  for (const name of names) {
+    Object.defineProperty(HookFacades.prototype, name, {
+      configurable: true,
+      enumerable: true,
+      get(this: HookFacades) {
+        const facade = tapFacade(this.hooks[name as HookName] as unknown as AnyTapable, name as HookName, this.plugin, this.track);
+        Object.defineProperty(this, name, { value: facade, enumerable: true });
+        return facade;
       },
-    } as HookTap<unknown>;
+    });
   }
-  return out as unknown as PluginHooks;
+}
+
+/**
+ * Builds the per-plugin facade over the host's hooks. `track` receives the disposer of every tap
+ * made through it (the host undoes them when the plugin unloads).
+ */
+export function pluginHooks(hooks: Hooks, plugin: string, track?: (d: Disposer) => void): PluginHooks {
+  if (!gettersDefined) defineFacadeGetters(Object.keys(hooks));
+  return new HookFacades(hooks, plugin, track) as unknown as PluginHooks;
 }

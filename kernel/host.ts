@@ -124,22 +124,10 @@ export class Host {
         return d;
       },
     });
-    const hooks = pluginHooks(this.hooks, plugin.name);
-    const trackedHooks = Object.fromEntries(
-      Object.entries(hooks).map(([k, h]) => [
-        k,
-        {
-          tap: (fn: never, o?: { stage?: number }) => {
-            const d = (h as { tap(f: never, o?: unknown): Disposer }).tap(fn, o);
-            loaded.disposers.push(d);
-            return d;
-          },
-        },
-      ]),
-    ) as unknown as PluginContext["hooks"];
+    const hooks = pluginHooks(this.hooks, plugin.name, (d) => loaded.disposers.push(d));
     const ctx: PluginContext = {
       name: plugin.name,
-      hooks: trackedHooks,
+      hooks,
       providers: reg(this.providers),
       tools: reg(this.tools),
       frontends: reg(this.frontends),

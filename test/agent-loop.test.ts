@@ -286,6 +286,31 @@ describe("plugin host", () => {
     expect(seen).toEqual([]);
   });
 
+  it("gives each plugin its own hook facade: errors and unloads concern only that plugin", async () => {
+    const seen: string[] = [];
+    const tapper = (name: string, fail: boolean) =>
+      definePlugin({
+        name,
+        setup(ctx) {
+          ctx.hooks.userPromptSubmit.tap(() => {
+            seen.push(name);
+            if (fail) throw new Error(`${name} says no`);
+          });
+        },
+      });
+    const host = await Host.create({ plugins: [toolsPlugin([]), tapper("first", false), tapper("second", true)], cwd: tmp(), settings: {} });
+    const provider = new ScriptedProvider([{ blocks: [text("ok")] }]);
+    let agent = await host.openAgent({ provider, model: "s/x" });
+    const err = (await drain(agent.run("hi"))).find((e) => e.type === "error") as { text: string };
+    expect(err.text).toBe('plugin "second" failed in hook "userPromptSubmit": second says no');
+    expect(seen).toEqual(["first", "second"]);
+    await host.unload("second");
+    seen.length = 0;
+    agent = await host.openAgent({ provider, model: "s/x" });
+    await drain(agent.run("hi"));
+    expect(seen).toEqual(["first"]);
+  });
+
   it("a requires of a missing plugin is reported and the plugin skipped", async () => {
     const needy = definePlugin({ name: "needy", requires: ["absent"], setup() {} });
     const host = await Host.create({ plugins: [needy], cwd: tmp(), settings: {} });
