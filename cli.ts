@@ -6,7 +6,7 @@
  * dist/headless.cjs through V8's code cache (cli/code-cache.ts); everything else imports the
  * ES module build of `cli/main.ts` on demand. Both run the same `main`.
  */
-import { codeCacheDir, loadWithCodeCache } from "./cli/code-cache.js";
+import { codeCacheDir, loadWithCodeCache, saveAfterFirstRequest } from "./cli/code-cache.js";
 import { isPrintRun } from "./cli/print-flag.js";
 import { fastVersion } from "./cli/version.js";
 
@@ -23,6 +23,7 @@ async function start(argv: string[]): Promise<number> {
   const bundle = isPrintRun(argv) && argv[0]?.startsWith("-") ? `${import.meta.dirname}/headless.cjs` : undefined;
   if (bundle && process.getBuiltinModule("node:fs").existsSync(bundle)) {
     const loaded = loadWithCodeCache(bundle, process.env.LARIK_NO_CODE_CACHE === "1" ? false : codeCacheDir());
+    saveAfterFirstRequest(loaded);
     const status = await (loaded.exports as { main: Main }).main(argv);
     loaded.save();
     return status;

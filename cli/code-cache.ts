@@ -4,9 +4,8 @@
  * Node 20 keeps no compiled code between runs (Node >= 22.1 has `module.enableCompileCache`,
  * which covers ES modules too). `vm.Script` can produce and consume V8 code caches, so `larik -p`
  * runs one CommonJS bundle (dist/headless.cjs) through {@link loadWithCodeCache}. The cache is
- * written after the run ends, so it holds every function the run compiled, not just the top
- * level; bench/startup.mjs measures the difference (about a fifth of the time to the first
- * model request on this machine).
+ * written once the first model request is sent ({@link saveAfterFirstRequest}), so it holds every
+ * function a start compiles, not just the top level; bench/startup.mjs measures the difference.
  *
  * V8 checks a cache only against the length of the source and its own flags, so a cache file
  * is trusted like code: it lives in a private folder (`$XDG_CACHE_HOME/larik/v8`, 0700, owned
@@ -26,9 +25,9 @@ export interface CachedLoad {
   /** true when V8 accepted a cache file, so nothing was compiled from source up front. */
   hit: boolean;
   /**
-   * Writes the cache when there was none or V8 rejected it; call it when the run is over, so
-   * the functions compiled by the run are in it. Never throws: a cache that cannot be written
-   * only costs the next run its compile time.
+   * Writes the cache when there was none or V8 rejected it, holding every function compiled so
+   * far; a second call does nothing. Never throws: a cache that cannot be written only costs the
+   * next run its compile time.
    */
   save(): void;
 }
@@ -96,6 +95,25 @@ function readSourceAndCache(file: string, size: number, cacheFile: string | unde
   } finally {
     closeSync(cacheFd);
   }
+}
+
+/**
+ * Writes `load`'s cache (when it needs one) as soon as the run's first HTTP request has been sent,
+ * seen on Node's `http.client.request.start` diagnostics channel. The cache then holds what a
+ * start compiles, up to the first model request, and not what this particular run went on to
+ * compile (tool code, a long answer's rendering): a cache written at exit made every later start
+ * deserialize whatever the first run happened to use. A run that sends no request keeps the
+ * caller's `save()` at exit. No-op when the cache was a hit.
+ */
+export function saveAfterFirstRequest(load: CachedLoad): void {
+  if (load.hit) return;
+  const dc = process.getBuiltinModule("node:diagnostics_channel");
+  const channel = "http.client.request.start";
+  const onStart = (message: unknown) => {
+    dc.unsubscribe(channel, onStart);
+    (message as { request: { once(event: "finish", fn: () => void): void } }).request.once("finish", () => load.save());
+  };
+  dc.subscribe(channel, onStart);
 }
 
 /**

@@ -2,8 +2,10 @@
  * cli/code-cache.ts: a CommonJS bundle run through V8's code cache, and the built files that
  * depend on it (dist/cli.cjs, dist/headless.cjs).
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { SourceMap } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -115,6 +117,60 @@ describe("loadWithCodeCache", () => {
     const [bin] = cacheFiles(cache);
     expect(statSync(join(cache, bin!)).size).toBeGreaterThan(statSync(file).size);
     expect(loadInChild(file, cache)).toEqual({ hit: true, exports: 3 });
+  });
+
+  it("with saveAfterFirstRequest, writes the cache once the first HTTP request is sent, before the run ends", async () => {
+    const { dir, file, cache } = bundleDir();
+    // the bundle sends one request and waits for its answer; the server answers only once it has
+    // seen the cache file, so a cache written at exit (after the answer) would never be seen
+    writeFileSync(
+      file,
+      [
+        'const http = require("node:http");',
+        "module.exports = (url) => new Promise((resolve, reject) => {",
+        "  const req = http.request(url, { method: 'POST' }, (res) => { let b = ''; res.on('data', (d) => (b += d)); res.on('end', () => resolve(b)); });",
+        "  req.on('error', reject); req.end('hello');",
+        "});",
+        "",
+      ].join("\n"),
+    );
+    let sawCache = false;
+    const server = createServer((req, res) => {
+      req.resume();
+      const deadline = Date.now() + 10_000;
+      const poll = () => {
+        if (cacheFiles(cache).length) {
+          sawCache = true;
+          res.end("cached");
+        } else if (Date.now() > deadline) res.end("no cache");
+        else setTimeout(poll, 20);
+      };
+      poll();
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    const script = join(dir, "run.ts");
+    writeFileSync(
+      script,
+      [
+        `import { loadWithCodeCache, saveAfterFirstRequest } from ${JSON.stringify(join(root, "cli", "code-cache.ts"))};`,
+        `const r = loadWithCodeCache(${JSON.stringify(file)}, ${JSON.stringify(cache)});`,
+        "saveAfterFirstRequest(r);",
+        `process.stdout.write(await (r.exports as (u: string) => Promise<string>)(${JSON.stringify(url)}));`,
+        "",
+      ].join("\n"),
+    );
+    const out = await new Promise<string>((resolve, reject) => {
+      let text = "";
+      const child = spawn(process.execPath, ["--import", "jiti/register", script], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+      child.stdout.on("data", (d) => (text += d));
+      child.on("error", reject);
+      child.on("close", () => resolve(text));
+    });
+    server.close();
+    expect(out).toBe("cached");
+    expect(sawCache).toBe(true);
+    expect(loadInChild(file, cache).hit).toBe(true);
   });
 
   it("keys the cache by the bundle's size and mtime, and drops the caches of earlier builds", () => {
