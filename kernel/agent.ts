@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { AgentEventSchema, type AgentEvent, type PermissionAnswer, type StopReason, type UsageInfo } from "./events.js";
 import type { Host } from "./host.js";
 import { Channel } from "./channel.js";
+import { isoTime } from "./time.js";
 import { PluginError, type ToolCallInfo } from "./hooks.js";
 import { PermissionChecker, type PermissionMode, PERMISSION_MODES } from "./permission.js";
 import {
@@ -97,7 +98,7 @@ class MemorySession implements SessionHandle {
   }
   append(entry: NewEntry): SessionEntry {
     const prev = this.#entries[this.#entries.length - 1];
-    const full = { ...entry, id: `${this.id}-${this.#entries.length}`, parent_id: prev?.id ?? null, ts: new Date().toISOString() } as SessionEntry;
+    const full = { ...entry, id: `${this.id}-${this.#entries.length}`, parent_id: prev?.id ?? null, ts: isoTime() } as SessionEntry;
     this.#entries.push(full);
     return full;
   }

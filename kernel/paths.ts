@@ -43,6 +43,8 @@ export function canonicalDir(dir: string): string {
   }
 }
 
+const projectHashes = new Map<string, string>();
+
 /**
  * `<basename>-<16 hex of sha256(canonical dir)>`, the per-project folder/file name. The hash is
  * computed in JavaScript (@noble/hashes, same digest as node:crypto): every run needs it before
@@ -50,7 +52,9 @@ export function canonicalDir(dir: string): string {
  */
 export function projectKey(cwd: string): string {
   const canon = canonicalDir(cwd);
-  const hash = bytesToHex(sha256(utf8ToBytes(canon))).slice(0, 16);
+  // a start asks for it several times (config, sessions, checkpoints) and the digest is pure
+  let hash = projectHashes.get(canon);
+  if (hash === undefined) projectHashes.set(canon, (hash = bytesToHex(sha256(utf8ToBytes(canon))).slice(0, 16)));
   const name = basename(canon).replace(/[^\w.-]/g, "_") || "root";
   return `${name}-${hash}`;
 }

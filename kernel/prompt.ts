@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Host } from "./host.js";
 import { configDir, dirsFromRoot, gitRoot } from "./paths.js";
+import { isoTime } from "./time.js";
 
 export const BASE_PROMPT = `You are Larik, a coding agent working in the user's terminal. You help with software tasks by reading, searching and editing files and running commands in the user's project, using the tools provided.
 
@@ -52,7 +53,7 @@ export function envBlock(host: Host, now = new Date()): string {
   const lines = [
     `working directory: ${host.cwd}`,
     `platform: ${process.platform}`,
-    `date: ${now.toISOString().slice(0, 10)}`,
+    `date: ${isoTime(now).slice(0, 10)}`,
     `git repository: ${root ? root : "no"}`,
   ];
   return `<env>\n${lines.join("\n")}\n</env>`;

@@ -4,7 +4,7 @@
  * at most one torn record, at the end, which the next open recovers.
  */
 import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, writeSync } from "node:fs";
-import type { NewEntry, SessionEntry, SessionHandle, SessionMeta } from "../../kernel/index.js";
+import { isoTime, type NewEntry, type SessionEntry, type SessionHandle, type SessionMeta } from "../../kernel/index.js";
 import { entrySeq } from "./ids.js";
 
 const NEWLINE = Buffer.from("\n");
@@ -97,7 +97,7 @@ export class JsonlSession implements SessionHandle {
   append(entry: NewEntry): SessionEntry {
     if (this.#fd === undefined) throw new Error(`session ${this.id} is closed: reopen it to append`);
     const prev = this.#entries[this.#entries.length - 1];
-    const full = { ...entry, id: `${this.id}-${this.#seq}`, parent_id: prev?.id ?? null, ts: new Date().toISOString() } as SessionEntry;
+    const full = { ...entry, id: `${this.id}-${this.#seq}`, parent_id: prev?.id ?? null, ts: isoTime() } as SessionEntry;
     const line = entryLine(full);
     // After a torn or unterminated last line the record must still start on its own line; the
     // "\n" rides in the same write.

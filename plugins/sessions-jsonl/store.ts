@@ -6,6 +6,7 @@ import { chmodSync, closeSync, fdatasyncSync, mkdirSync, openSync, readdirSync, 
 import { join } from "node:path";
 import {
   dataDir,
+  isoTime,
   isPrompt,
   projectKey,
   SessionMetaSchema,
@@ -59,7 +60,7 @@ export class JsonlSessionStore implements SessionStore {
   async create(meta: SessionMeta): Promise<SessionHandle> {
     const m = SessionMetaSchema.safeParse(meta);
     if (!m.success) throw new Error(`invalid session meta: ${m.error.issues[0]?.message ?? "schema mismatch"}`);
-    return this.#createWith(meta.cwd, [], (id) => [{ id: `${id}-0`, parent_id: null, type: "meta", ts: new Date().toISOString(), meta }]);
+    return this.#createWith(meta.cwd, [], (id) => [{ id: `${id}-0`, parent_id: null, type: "meta", ts: isoTime(), meta }]);
   }
 
   /**
@@ -235,7 +236,7 @@ export class JsonlSessionStore implements SessionStore {
     const meta: SessionMeta = { ...source[0]!.meta!, fork_of: id, fork_at: at };
     const warnings = parsed.anomalies.map((a) => `fork source ${anomalyWarning(path, a)}`);
     return this.#createWith(cwd, warnings, (newId) => {
-      const out: SessionEntry[] = [{ id: `${newId}-0`, parent_id: null, type: "meta", ts: new Date().toISOString(), meta }];
+      const out: SessionEntry[] = [{ id: `${newId}-0`, parent_id: null, type: "meta", ts: isoTime(), meta }];
       let seen = 0;
       for (const e of source) {
         if (e.type === "message" && e.message) {
