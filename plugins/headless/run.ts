@@ -11,6 +11,7 @@ import {
   type AgentEvent,
   type CliArgs,
   type Host,
+  type PermissionMode,
 } from "../../kernel/index.js";
 import { JsonPrinter, TextPrinter, type Printer } from "./print.js";
 
@@ -20,10 +21,14 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-/** Why a headless ask was denied; names the ways to allow it. */
-export function denialReason(suggested?: string): string {
+/**
+ * Why a headless ask was denied; names the ways to allow it: the modes that allow more than
+ * `mode` (the run's own is no way out) and an allow rule.
+ */
+export function denialReason(suggested?: string, mode: PermissionMode = "default"): string {
   const rule = suggested ? ` or an allow rule such as "${suggested}"` : " or an allow rule";
-  return `headless mode cannot ask for permission: rerun with --mode accept-edits or --mode yolo,${rule} in permissions.allow`;
+  const modes = mode === "default" || mode === "plan" ? "--mode accept-edits or --mode yolo" : "--mode yolo";
+  return `headless mode cannot ask for permission: rerun with ${modes},${rule} in permissions.allow`;
 }
 
 /**
@@ -59,7 +64,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
     if (text === undefined) return 0;
     for await (const ev of agent.run(text)) {
       if (ev.type === "permission_request") {
-        const reason = denialReason(ev.suggested_rule);
+        const reason = denialReason(ev.suggested_rule, agent.checker.mode);
         agent.respond(ev.request_id, { allow: false, reason, automatic: true });
         printer.event(ev);
         continue;
