@@ -17,7 +17,7 @@
 // Completions wire format (test/fakes/mock-model-server.ts); no network is used.
 // LARIK_CLI=path runs another build of the CLI instead of the package's bin.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createJiti } from "jiti";
@@ -128,6 +128,7 @@ for (const m of traced.err.matchAll(/Storing (file:\/\/\S+)|load "([^"]+)" for m
   else if (p.startsWith(root)) modules.add(p.slice(root.length + 1));
 }
 await server.close();
+for (const dir of [home, project]) rmSync(dir, { recursive: true, force: true });
 
 const bare = median(rows.bare.ms);
 const ratio = (x) => `${(x / bare).toFixed(2)}x`;
