@@ -20,7 +20,7 @@ function table(rows: [string, string][], indent = "  "): string {
 export function helpText(host: Host, options: Record<string, CliOption>): string {
   const parts: string[] = [];
   parts.push(`larik ${VERSION}: a terminal coding agent\n`);
-  parts.push("usage:\n  larik [flags] [prompt]           interactive terminal UI\n  larik -p [flags] \"prompt\"         headless: print the answer and exit");
+  parts.push(`usage:\n${"  larik [flags] [prompt]".padEnd(35)}interactive terminal UI\n${'  larik -p [flags] "prompt"'.padEnd(35)}headless: print the answer and exit`);
   const subs = host.frontends.list().filter((f) => f.subcommand);
   for (const f of subs) parts.push(`  larik ${f.subcommand} [flags]`.padEnd(35) + f.description);
   parts.push("  larik config approve".padEnd(35) + "trust this project's larik.config.ts as it is now\n");

@@ -86,7 +86,10 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
     process.stdout.write(versionText(host.plugins));
     return 0;
   }
-  if (args.values.sessions) return listSessions(host);
+  if (args.values.sessions) {
+    if (args.positionals.length) throw new ConfigError(`--sessions takes no prompt (got "${args.positionals.join(" ")}"): run larik --sessions alone`);
+    return listSessions(host);
+  }
   const frontend = sub ?? pickFrontend(frontends, args);
   if (!frontend) {
     throw new ConfigError(

@@ -349,6 +349,13 @@ describe("larik -p end to end", () => {
       expect(r2.stderr).toMatch(/--mode wild: use one of default, accept-edits, plan, auto, yolo/);
     });
 
+    it("--sessions with a prompt word", async () => {
+      const r = await runCli(["--sessions", "extra"], { cwd: repo, env });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/--sessions takes no prompt \(got "extra"\)/);
+    });
+
     it("an empty prompt", async () => {
       const r = await runCli(["-p"], { cwd: repo, env, input: "" });
       expect(r.code).toBe(2);
@@ -389,5 +396,9 @@ describe("larik --version and --help", () => {
     expect(r.stdout).toContain("larik serve");
     expect(r.stdout).toMatch(/openai-compatible\s+key: OPENAI_API_KEY/);
     expect(r.stdout).toMatch(/tools:\n .*edit.*bash/);
+    // the usage lines and the subcommand lines share one column
+    const usage = r.stdout.split("\n").filter((l) => /^  larik /.test(l));
+    expect(usage.length).toBeGreaterThanOrEqual(3);
+    for (const l of usage) expect(l.slice(35, 36)).toMatch(/\S/);
   });
 });
