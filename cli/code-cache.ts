@@ -12,12 +12,12 @@
  * by the user; any other folder is not used) and its name carries the bundle's size and mtime
  * and the Node version. `LARIK_NO_CODE_CACHE=1` turns it off.
  */
+import { CJS_WRAPPER_HEAD, CJS_WRAPPER_TAIL, isWrapped } from "./cjs-wrapper.js";
 // Built-ins through getBuiltinModule, not `import`: this file is on the path of every `larik -p`,
 // and an ES import of a built-in first builds a facade of all its exports (~3 ms for these).
 const { closeSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } = process.getBuiltinModule("node:fs");
 const { homedir } = process.getBuiltinModule("node:os");
 const { basename, dirname, join } = process.getBuiltinModule("node:path");
-import { CJS_WRAPPER_HEAD, CJS_WRAPPER_TAIL, isWrapped } from "./cjs-wrapper.js";
 
 /** A loaded bundle: its `module.exports`, whether the cache was used, and how to save one. */
 export interface CachedLoad {

@@ -180,28 +180,34 @@ function tapFacade(hook: AnyTapable, name: HookName, plugin: string, track?: (d:
 /**
  * A plugin's `ctx.hooks`. Each hook's facade is built at its first use, from getters on one shared
  * prototype: a plugin taps one or two of the dozen hooks, and building all of them for every
- * plugin was a third of the allocations of plugin set-up (bench/startup.mjs).
+ * plugin was a third of the allocations of plugin set-up (bench/startup.mjs). The host's hooks
+ * stay private: a plugin reaches them only through the wrapping facades.
  */
 class HookFacades {
-  constructor(
-    readonly hooks: Hooks,
-    readonly plugin: string,
-    readonly track: ((d: Disposer) => void) | undefined,
-  ) {}
-}
-let gettersDefined = false;
-function defineFacadeGetters(names: string[]): void {
-  gettersDefined = true;
-  for (const name of names) {
-    Object.defineProperty(HookFacades.prototype, name, {
-      configurable: true,
-      enumerable: true,
-      get(this: HookFacades) {
-        const facade = tapFacade(this.hooks[name as HookName] as unknown as AnyTapable, name as HookName, this.plugin, this.track);
-        Object.defineProperty(this, name, { value: facade, enumerable: true });
-        return facade;
-      },
-    });
+  static #defined = false;
+  readonly #hooks: Hooks;
+  readonly #plugin: string;
+  readonly #track: ((d: Disposer) => void) | undefined;
+  constructor(hooks: Hooks, plugin: string, track: ((d: Disposer) => void) | undefined) {
+    this.#hooks = hooks;
+    this.#plugin = plugin;
+    this.#track = track;
+    if (!HookFacades.#defined) HookFacades.#defineGetters(Object.keys(hooks) as HookName[]);
+  }
+
+  static #defineGetters(names: HookName[]): void {
+    HookFacades.#defined = true;
+    for (const name of names) {
+      Object.defineProperty(HookFacades.prototype, name, {
+        configurable: true,
+        enumerable: true,
+        get(this: HookFacades) {
+          const facade = tapFacade(this.#hooks[name] as unknown as AnyTapable, name, this.#plugin, this.#track);
+          Object.defineProperty(this, name, { value: facade, enumerable: true });
+          return facade;
+        },
+      });
+    }
   }
 }
 
@@ -210,6 +216,5 @@ function defineFacadeGetters(names: string[]): void {
  * made through it (the host undoes them when the plugin unloads).
  */
 export function pluginHooks(hooks: Hooks, plugin: string, track?: (d: Disposer) => void): PluginHooks {
-  if (!gettersDefined) defineFacadeGetters(Object.keys(hooks));
   return new HookFacades(hooks, plugin, track) as unknown as PluginHooks;
 }

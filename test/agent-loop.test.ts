@@ -288,10 +288,15 @@ describe("plugin host", () => {
 
   it("gives each plugin its own hook facade: errors and unloads concern only that plugin", async () => {
     const seen: string[] = [];
+    const reachable: string[] = [];
     const tapper = (name: string, fail: boolean) =>
       definePlugin({
         name,
         setup(ctx) {
+          // only the wrapping facades: the host's own hooks are not reachable from a plugin
+          for (const k in ctx.hooks) reachable.push(k);
+          reachable.push(...Object.getOwnPropertyNames(ctx.hooks));
+          expect((ctx.hooks as unknown as Record<string, unknown>).hooks).toBeUndefined();
           ctx.hooks.userPromptSubmit.tap(() => {
             seen.push(name);
             if (fail) throw new Error(`${name} says no`);
@@ -304,6 +309,7 @@ describe("plugin host", () => {
     const err = (await drain(agent.run("hi"))).find((e) => e.type === "error") as { text: string };
     expect(err.text).toBe('plugin "second" failed in hook "userPromptSubmit": second says no');
     expect(seen).toEqual(["first", "second"]);
+    expect(new Set(reachable)).toEqual(new Set(Object.keys(host.hooks)));
     await host.unload("second");
     seen.length = 0;
     agent = await host.openAgent({ provider, model: "s/x" });
