@@ -11,12 +11,13 @@
  * ```
  */
 import { randomBytes } from "node:crypto";
-import { constants, existsSync, mkdirSync, readdirSync, realpathSync, type Stats } from "node:fs";
+import { constants, existsSync, mkdirSync, readdirSync, type Stats } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
 import { gitAfter, gitBefore, type FileState } from "./checkpoint-git.js";
 import { protectedPathReason } from "./permission.js";
+import { canonicalDir } from "./paths.js";
 
 /**
  * The checkpoint interface behind `/undo` (LARIK-REFERENCE §8). A turn begins a unit; the first
@@ -118,17 +119,6 @@ function toPosix(p: string): string {
   return sep === "/" ? p : p.split(sep).join("/");
 }
 
-/** `p` absolute with symlinks resolved (the native realpath: one call, not an lstat per component). */
-function canonical(p: string): string {
-  const abs = resolve(p);
-  if (!existsSync(abs)) return abs;
-  try {
-    return realpathSync.native(abs);
-  } catch {
-    return abs;
-  }
-}
-
 /** `p` relative to `root` (`/`-separated), or undefined when outside it or the root itself. */
 function inside(root: string, p: string): string | undefined {
   const rel = relative(root, p);
@@ -187,7 +177,7 @@ class FileCheckpointStore implements CheckpointStore {
       throw new Error(`checkpoint session id "${opts.sessionId}" must be letters, digits, "_", "-" or "."`);
     }
     this.#opts = opts;
-    this.#root = canonical(opts.projectRoot);
+    this.#root = canonicalDir(opts.projectRoot);
     this.#dir = join(opts.dataDir, "checkpoints", opts.sessionId);
   }
 
@@ -280,7 +270,7 @@ class FileCheckpointStore implements CheckpointStore {
     return this.#serial(async () => {
       const abs = resolve(absPath);
       // the canonical parent, so a path through a symlinked folder counts where it really is
-      const rel = inside(this.#root, join(canonical(dirname(abs)), basename(abs)));
+      const rel = inside(this.#root, join(canonicalDir(dirname(abs)), basename(abs)));
       // Outside the project or protected: undo could never restore it, so there is nothing to keep.
       if (rel === undefined || protectedPathReason(rel)) return;
       if (this.#turn !== undefined && this.#captured.has(rel)) return;

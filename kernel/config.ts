@@ -148,12 +148,13 @@ const SHARED_NEUTRAL = new Set([
 ]);
 let knownKeys: Set<string> | undefined;
 /** Keys the settings schema knows, built on first use with the schema. */
-const isKnownKey = (key: string) => (knownKeys ??= new Set(Object.keys(settingsSchema().shape))).has(key);
+const knownKeySet = () => (knownKeys ??= new Set(Object.keys(settingsSchema().shape)));
+const isKnownKey = (key: string) => knownKeySet().has(key);
 /** The known key at most two edits (insert, delete, substitute, swap) from `key`, if any. */
 function nearestKnownKey(key: string): string | undefined {
   let best: string | undefined;
   let bestDist = 3;
-  for (const known of (knownKeys ??= new Set(Object.keys(settingsSchema().shape)))) {
+  for (const known of knownKeySet()) {
     if (Math.abs(known.length - key.length) >= bestDist) continue;
     const d = editDistance(key.toLowerCase(), known);
     if (d < bestDist) [best, bestDist] = [known, d];
