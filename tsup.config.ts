@@ -39,11 +39,11 @@ const lazyBuiltins: Plugin = {
   name: "lazy-builtins",
   setup(build) {
     const nodeRequire = createRequire(import.meta.url);
-    build.onResolve({ filter: /^(node:)?(crypto|child_process|fs\/promises)$/ }, (args) =>
+    const filter = new RegExp(`^(node:)?(${LAZY_BUILTINS.join("|")})$`);
+    build.onResolve({ filter }, (args) =>
       args.kind === "import-statement" ? { path: args.path.replace(/^node:/, ""), namespace: "lazy-builtin" } : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => {
-      if (!LAZY_BUILTINS.includes(args.path)) return undefined;
       const real = nodeRequire(`node:${args.path}`) as Record<string, unknown>;
       const fns = Object.keys(real).filter((n) => typeof real[n] === "function" && /^[a-z]/.test(n));
       return {
@@ -146,9 +146,10 @@ export default defineConfig([
     entry: { headless: "cli/main.ts" },
     // keep `node:` in import paths so that the lazy-builtins plugin sees them first
     removeNodeProtocol: false,
-    // import.meta.url from __filename, which cli/code-cache.ts passes like Node's own loader
-    shims: true,
-    define,
+    // import.meta.url as the file's path (its one user, the config-file loader, takes either),
+    // from the __filename that cli/code-cache.ts passes like Node's own loader: tsup's shim would
+    // build a URL at every start
+    define: { ...define, "import.meta.url": "__filename" },
     noExternal,
     esbuildOptions(options, ctx) {
       minify?.(options, ctx);
