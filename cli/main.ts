@@ -78,6 +78,11 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
   } catch (err) {
     throw new ConfigError(`${errorText(err).replace(/\. To specify.*$/, "")} (see larik --help)`);
   }
+  // the answers below run no front end, and a front end is what shows notices (a config plugin
+  // that failed to load, say): show them here, on stderr
+  if (args.values.help || args.values.version || args.values.sessions) {
+    for (const n of host.notices) process.stderr.write(`! ${n}\n`);
+  }
   if (args.values.help) {
     process.stdout.write(helpText(host, options));
     return 0;

@@ -388,6 +388,17 @@ describe("larik --version and --help", () => {
     expect(r.stdout).toMatch(/^larik \d+\.\d+\.\d+\nplugins: sessions-jsonl, anthropic, openai-compatible, .*core-tools.*headless/);
   });
 
+  it("--version and --help show on stderr why a configured plugin is missing", async () => {
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    writeFileSync(join(home, ".config", "larik", "larik.config.ts"), 'export default { plugins: ["./nope.ts"] };\n');
+    for (const flag of ["--version", "--help"]) {
+      const r = await runCli([flag], { cwd: home, env: baseEnv(home) });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/^! .*plugin "\.\/nope\.ts" skipped/m);
+    }
+  });
+
   it("--help lists what the loaded plugins contribute", async () => {
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     const r = await runCli(["--help"], { cwd: home, env: baseEnv(home) });
