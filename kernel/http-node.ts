@@ -3,9 +3,10 @@
  * loads its bundled undici on first use, which costs ~30 ms of start-up before the first model
  * request; `node:http` costs a fifth of that (bench/startup.mjs measures start-up). It
  * implements the subset the provider layer uses: method, headers, a string body and an
- * AbortSignal in; `ok`, `status`, `headers.get`, a web `ReadableStream` body,
- * `text()` and `json()` out. Connection failures reject like fetch does: a TypeError whose
- * `cause` carries the system error (`ECONNREFUSED`, ...).
+ * AbortSignal in; `ok`, `status`, `headers.get`, a body with `getReader()` (not a whole web
+ * `ReadableStream`), `text()` and `json()` out.
+ * Connection failures reject like fetch does: a TypeError whose `cause` carries the system
+ * error (`ECONNREFUSED`, ...).
  */
 import type { IncomingMessage } from "node:http";
 
@@ -35,19 +36,42 @@ class MinimalHeaders {
   }
 }
 
+/**
+ * The part of a web `ReadableStreamDefaultReader` that `readChunks` (http.ts) uses, over the
+ * `IncomingMessage`. `cancel()` destroys the response, and with it the socket, even while a
+ * `read()` waits: an async iterator's `return()` would wait for that read, which never settles
+ * when the stream stalls.
+ */
+class MessageReader {
+  readonly #res: IncomingMessage;
+  readonly #chunks: AsyncIterator<Uint8Array>;
+  constructor(res: IncomingMessage) {
+    this.#res = res;
+    this.#chunks = res[Symbol.asyncIterator]();
+  }
+  read(): Promise<IteratorResult<Uint8Array, undefined>> {
+    return this.#chunks.next();
+  }
+  async cancel(): Promise<void> {
+    this.#res.destroy();
+  }
+  releaseLock(): void {}
+}
+
 class MinimalResponse {
   readonly status: number;
   readonly ok: boolean;
   readonly headers: MinimalHeaders;
-  readonly body: ReadableStream<Uint8Array>;
-  constructor(private readonly res: IncomingMessage) {
+  /**
+   * `getReader()` only, the part of a web `ReadableStream` the provider layer reads. Node's
+   * `Readable.toWeb` would load its web streams, ~8 ms at the first response of every run.
+   */
+  readonly body: { getReader(): MessageReader };
+  constructor(res: IncomingMessage) {
     this.status = res.statusCode ?? 0;
     this.ok = this.status >= 200 && this.status < 300;
     this.headers = new MinimalHeaders(res.headers);
-    // node:stream through getBuiltinModule: an import would load it (and what it pulls in) at
-    // start-up, ahead of work the first request waits for; node:http has loaded it by now
-    const { Readable } = process.getBuiltinModule("node:stream");
-    this.body = Readable.toWeb(res) as ReadableStream<Uint8Array>;
+    this.body = { getReader: () => new MessageReader(res) };
   }
   async text(): Promise<string> {
     const reader = this.body.getReader();

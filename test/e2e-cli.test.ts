@@ -179,6 +179,29 @@ describe("larik -p end to end", () => {
     expect(JSON.stringify(server.requests[0]!.body.messages)).toContain("hello from a pipe");
   });
 
+  it("streams a -p answer without loading Node's web streams, ink, react or h3", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    // a preload that reports, at exit, the built-in modules loaded and the files required
+    const report = join(home, "loaded.json");
+    const preload = join(home, "loaded.cjs");
+    writeFileSync(
+      preload,
+      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify({ builtins: process.moduleLoadList, files: Object.keys(require.cache) })));\n`,
+    );
+    server.push({ text: "streamed ok" });
+    const code = await new Promise<number | null>((done) =>
+      spawn(process.execPath, ["-r", preload, CLI, "-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env, stdio: "ignore" }).on("close", done),
+    );
+    expect(code).toBe(0);
+    const loaded = JSON.parse(readFileSync(report, "utf8")) as { builtins: string[]; files: string[] };
+    expect(loaded.builtins).toContain("NativeModule _http_client"); // the answer did come over node:http
+    // (bare node already has internal/webstreams/util and queuingstrategies)
+    expect(loaded.builtins.filter((m) => /webstreams\/(readablestream|adapters)$/.test(m))).toEqual([]);
+    expect(loaded.files.filter((f) => /node_modules\/(ink|react|react-reconciler|h3)\//.test(f))).toEqual([]);
+  });
+
   it("keeps the compiled headless bundle in ~/.cache/larik/v8 unless LARIK_NO_CODE_CACHE=1, and -p works where the ES build runs it", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

@@ -316,6 +316,32 @@ describe("readSse", () => {
     expect(err.kind).toBe("stall");
   });
 
+  it("closes the connection of a stalled stream, though a read is still waiting on it", async () => {
+    const { createServer } = await import("node:http");
+    let closed!: Promise<void>;
+    const hanging = createServer((req, res) => {
+      closed = new Promise((done) => req.socket.once("close", () => done()));
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.write("data: 1\n\n"); // then nothing, ever
+    });
+    await new Promise<void>((done) => hanging.listen(0, "127.0.0.1", done));
+    try {
+      const url = `http://127.0.0.1:${(hanging.address() as { port: number }).port}/sse`;
+      const res = await postJson({ provider: "p", url, body: {} });
+      const err = await caught(
+        (async () => {
+          for await (const _ of readSse(res, { provider: "p", stallTimeout: 0.2 })) void _;
+        })(),
+      );
+      expect(err.kind).toBe("stall");
+      const timeout = new Promise<string>((done) => setTimeout(() => done("still open"), 2000).unref());
+      expect(await Promise.race([closed.then(() => "closed"), timeout])).toBe("closed");
+    } finally {
+      hanging.closeAllConnections();
+      await new Promise<void>((done) => hanging.close(() => done()));
+    }
+  });
+
   it("a negative stall_timeout waits for slow data instead of failing", async () => {
     server.enqueue({ status: 200, body: "data: 1\n\ndata: 2\n\n", chunking: [9], delayMs: 300 });
     const res = await postJson({ provider: "p", url: `${server.url}/sse`, body: {}, stallTimeout: -1 });
