@@ -229,7 +229,7 @@ class FileCheckpointStore implements CheckpointStore {
         // Pruning is housekeeping: it must not delay or fail the turn. setImmediate runs after
         // the event loop's next poll, so the turn's model request is on its way first.
         const { dataDir, sessionId } = this.#opts;
-        setImmediate(() => void pruneCheckpoints(dataDir, days, { keep: [sessionId] }).catch(() => {}));
+        setImmediate(() => void pruneCheckpointsDaily(dataDir, days, { keep: [sessionId] }).catch(() => {}));
       }
     });
   }
@@ -527,6 +527,33 @@ class FileCheckpointStore implements CheckpointStore {
  */
 export function createCheckpointStore(opts: CheckpointStoreOptions): CheckpointStore {
   return new FileCheckpointStore(opts);
+}
+
+/** The file in the checkpoints folder whose mtime is the time of the last automatic prune. */
+const PRUNE_STAMP = ".pruned";
+
+/**
+ * The prune a process runs at its first turn: {@link pruneCheckpoints}, unless the last one (the
+ * mtime of `checkpoints/.pruned`) was less than a day ago, or less than `days` days ago when that
+ * is shorter. A full pass costs a few system calls per session folder kept, which every
+ * `larik -p` of a script would otherwise repeat, while the response it waits for streams in.
+ * Returns the session ids removed.
+ */
+export async function pruneCheckpointsDaily(
+  dataDir: string,
+  days: number = DEFAULT_CHECKPOINT_RETENTION_DAYS,
+  opts: { keep?: string[]; now?: number } = {},
+): Promise<string[]> {
+  if (!(days >= 0)) return [];
+  const stamp = join(dataDir, "checkpoints", PRUNE_STAMP);
+  const now = opts.now ?? Date.now();
+  const last = (await stat(stamp).catch(() => undefined))?.mtimeMs;
+  // a stamp from the future (the clock was set back) counts as stale
+  if (last !== undefined && now >= last && now - last < Math.min(1, days) * 86_400_000) return [];
+  const removed = await pruneCheckpoints(dataDir, days, opts);
+  // no checkpoints folder yet: nothing to stamp
+  await writeFile(stamp, "", { mode: 0o600 }).catch(() => {});
+  return removed;
 }
 
 /**

@@ -24,7 +24,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createCheckpointStore, pruneCheckpoints, type CheckpointStore } from "../kernel/checkpoint.js";
+import { createCheckpointStore, pruneCheckpoints, pruneCheckpointsDaily, type CheckpointStore } from "../kernel/checkpoint.js";
 import { GIT_COPY_LIMITS, parsePorcelainZ } from "../kernel/checkpoint-git.js";
 
 let base: string;
@@ -420,6 +420,47 @@ describe("persistence and retention", () => {
     expect(await pruneCheckpoints(join(base, "missing"), 7)).toEqual([]);
   });
 
+  it("the automatic prune runs at most once a day (or once per retention, when shorter)", async () => {
+    const root = join(data, "checkpoints");
+    const stamp = join(root, ".pruned");
+    const age = (path: string, days: number) => {
+      const t = (Date.now() - days * 86_400_000) / 1000;
+      utimesSync(path, t, t);
+    };
+    const ancient = () => {
+      mkdirSync(join(root, "ancient"), { recursive: true });
+      age(join(root, "ancient"), 40);
+    };
+    ancient();
+    expect(await pruneCheckpointsDaily(data, 7)).toEqual(["ancient"]);
+    expect(existsSync(stamp)).toBe(true);
+    ancient();
+    expect(await pruneCheckpointsDaily(data, 7)).toEqual([]); // pruned less than a day ago
+    expect(existsSync(join(root, "ancient"))).toBe(true);
+    age(stamp, 2);
+    expect(await pruneCheckpointsDaily(data, 7)).toEqual(["ancient"]);
+    ancient();
+    expect(await pruneCheckpointsDaily(data, 0)).toEqual(["ancient"]); // retention 0: every time
+    ancient();
+    expect(await pruneCheckpointsDaily(data, -1)).toEqual([]);
+    expect(await pruneCheckpointsDaily(join(base, "missing"), 7)).toEqual([]);
+  });
+
+  it("a first turn within a day of the last prune leaves other sessions alone", async () => {
+    const root = join(data, "checkpoints");
+    mkdirSync(join(root, "ancient"), { recursive: true });
+    const old = (Date.now() - 40 * 86_400_000) / 1000;
+    utimesSync(join(root, "ancient"), old, old);
+    writeFileSync(join(root, ".pruned"), "");
+    const hourAgo = (Date.now() - 3_600_000) / 1000;
+    utimesSync(join(root, ".pruned"), hourAgo, hourAgo);
+    const s = createCheckpointStore({ dataDir: data, sessionId: "me", projectRoot: repo, retentionDays: 7 });
+    await s.beginTurn();
+    await sleep(300);
+    expect(existsSync(join(root, "ancient"))).toBe(true);
+    expect(Math.round(statSync(join(root, ".pruned")).mtimeMs / 1000)).toBe(Math.round(hourAgo));
+  });
+
   it("prunes other sessions once at the first turn when retentionDays is set", async () => {
     const root = join(data, "checkpoints");
     mkdirSync(join(root, "ancient"), { recursive: true });
@@ -429,6 +470,6 @@ describe("persistence and retention", () => {
     const s = createCheckpointStore({ dataDir, sessionId: "me", projectRoot: repo, retentionDays: 7 });
     await s.beginTurn();
     for (let i = 0; i < 50 && existsSync(join(root, "ancient")); i++) await sleep(20);
-    expect(readdirSync(root)).toEqual(["me"]);
+    expect(readdirSync(root).filter((n) => n !== ".pruned")).toEqual(["me"]);
   });
 });
