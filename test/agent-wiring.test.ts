@@ -12,7 +12,7 @@ let a: ReplayServer, b: ReplayServer;
 beforeEach(async () => { a = await ReplayServer.start(); b = await ReplayServer.start(); fallbackCooldowns.clear(); });
 afterEach(async () => { await a.close(); await b.close(); });
 it("Agent.open wires roles + fallbacks; usage and session entries follow the answering model", async () => {
-  const host = await Host.create({ plugins: [openai, gemini], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: { roles: { smart: "openai/gpt-5" }, fallbacks: { smart: ["gemini/gemini-2.5-flash"] } }, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: a.url, GEMINI_API_KEY: "g", GOOGLE_GEMINI_BASE_URL: b.url } });
+  const host = await Host.create({ plugins: [openai, gemini], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: { roles: { smart: "openai/gpt-5" }, fallbacks: { smart: ["gemini/gemini-2.5-flash"] } }, env: { XDG_DATA_HOME: process.env.XDG_DATA_HOME, OPENAI_API_KEY: "k", OPENAI_BASE_URL: a.url, GEMINI_API_KEY: "g", GOOGLE_GEMINI_BASE_URL: b.url } });
   const limited = { status: 401, headers: { "content-type": "application/json" }, body: '{"error":{"message":"bad key","code":"invalid_api_key"}}' };
   a.enqueue(limited);
   b.enqueue({ status: 200, body: fx("gemini/text.sse") });
@@ -26,13 +26,13 @@ it("Agent.open wires roles + fallbacks; usage and session entries follow the ans
   expect(ev.some((e) => e.type === "notice" && e.text.includes("switching to gemini/gemini-2.5-flash"))).toBe(true);
 });
 it("Agent.open probes an ollama model's loaded window", async () => {
-  const host = await Host.create({ plugins: [ollama], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: {}, env: { OLLAMA_HOST: a.url } });
+  const host = await Host.create({ plugins: [ollama], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: {}, env: { XDG_DATA_HOME: process.env.XDG_DATA_HOME, OLLAMA_HOST: a.url } });
   a.enqueue({ status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ models: [{ name: "qwen3:latest", context_length: 12345 }] }) }, { status: 200, headers: { "content-type": "application/json" }, body: JSON.stringify({ capabilities: ["completion", "tools"], model_info: {} }) });
   const agent = await host.openAgent({ model: "ollama/qwen3", mode: "yolo" });
   expect(agent.contextWindow()).toBe(12345);
 });
 it("a fallback that cannot be set up is a notice at the first turn", async () => {
-  const host = await Host.create({ plugins: [openai], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: { fallbacks: { "openai/gpt-5": ["nope/x"] } }, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: a.url } });
+  const host = await Host.create({ plugins: [openai], cwd: mkdtempSync(join(tmpdir(), "w-")), settings: { fallbacks: { "openai/gpt-5": ["nope/x"] } }, env: { XDG_DATA_HOME: process.env.XDG_DATA_HOME, OPENAI_API_KEY: "k", OPENAI_BASE_URL: a.url } });
   a.enqueue({ status: 200, body: fx("openai-responses/text.sse") });
   const agent = await host.openAgent({ model: "openai/gpt-5", mode: "yolo" });
   const ev: AgentEvent[] = [];

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigError, loadSettings, privateProjectFile, updatePersonalSettings, updatePrivateProjectSettings } from "../kernel/index.js";
+import { ConfigError, configDir, dataDir, loadSettings, privateProjectFile, updatePersonalSettings, updatePrivateProjectSettings } from "../kernel/index.js";
 
 let base: string;
 let home: string;
@@ -43,6 +43,15 @@ async function configError(p: Promise<unknown>): Promise<ConfigError> {
   }
   throw new Error("expected a ConfigError");
 }
+
+describe("the test run itself", () => {
+  it("keeps Larik's personal folders in a temp folder, away from the developer's (test/setup-env.ts)", () => {
+    const base = join(tmpdir(), "larik-test-xdg-");
+    expect(dataDir().startsWith(base)).toBe(true);
+    expect(configDir().startsWith(base)).toBe(true);
+    expect(process.env.XDG_CACHE_HOME?.startsWith(base)).toBe(true);
+  });
+});
 
 describe("merge order", () => {
   it("personal → .mcp.json → .larik/settings.json (root, then cwd) → private, later wins", async () => {
