@@ -11,7 +11,7 @@
  * ```
  */
 import { randomBytes } from "node:crypto";
-import { constants, existsSync, mkdirSync, readdirSync, type Stats } from "node:fs";
+import { constants, existsSync, mkdirSync, readdirSync, statSync, type Stats } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
@@ -547,7 +547,9 @@ export async function pruneCheckpointsDaily(
   if (!(days >= 0)) return [];
   const stamp = join(dataDir, "checkpoints", PRUNE_STAMP);
   const now = opts.now ?? Date.now();
-  const last = (await stat(stamp).catch(() => undefined))?.mtimeMs;
+  // sync: one system call, and node:fs/promises (which loads readline too) stays unloaded on the
+  // days with nothing to do
+  const last = statSync(stamp, { throwIfNoEntry: false })?.mtimeMs;
   // a stamp from the future (the clock was set back) counts as stale
   if (last !== undefined && now >= last && now - last < Math.min(1, days) * 86_400_000) return [];
   const removed = await pruneCheckpoints(dataDir, days, opts);
