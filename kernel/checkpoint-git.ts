@@ -14,6 +14,7 @@ import { spawn } from "node:child_process";
 import { constants, type Stats } from "node:fs";
 import { lstat, open } from "node:fs/promises";
 import { join } from "node:path";
+import { gitRoot } from "./paths.js";
 
 /** Limits on the copies taken before a command (§8). Bytes and file counts. */
 export const GIT_COPY_LIMITS = {
@@ -153,6 +154,9 @@ async function lstatOrUndefined(abs: string): Promise<Stats | undefined> {
  * failed).
  */
 export async function gitBefore(cwd: string, skip: (topRelPath: string, top: string) => boolean): Promise<GitBefore | { untracked: string }> {
+  // No `.git` at or above cwd (and no GIT_DIR): git would find no repository either, and asking
+  // it costs two process spawns (~8 ms each here) before every bash call.
+  if (!process.env.GIT_DIR && !gitRoot(cwd)) return { untracked: "not a git repository" };
   let top: string | undefined;
   let head: string | undefined;
   try {

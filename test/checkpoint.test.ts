@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createCheckpointStore, pruneCheckpoints, pruneCheckpointsDaily, type CheckpointStore } from "../kernel/checkpoint.js";
-import { GIT_COPY_LIMITS, parsePorcelainZ } from "../kernel/checkpoint-git.js";
+import { gitBefore, GIT_COPY_LIMITS, parsePorcelainZ } from "../kernel/checkpoint-git.js";
 
 let base: string;
 let repo: string;
@@ -272,6 +272,27 @@ describe("bash tracking in a git repository", () => {
     await s.beginTurn();
     expect(await s.trackCommand!(plain, async () => 42)).toBe(42);
     expect(warnings).toEqual([]);
+  });
+
+  it("asks git nothing about a folder with no .git at or above it", async () => {
+    // a git that records its calls, first on PATH
+    const bin = mkdtempSync(join(tmpdir(), "fake-git-"));
+    const calls = join(bin, "calls");
+    writeFileSync(join(bin, "git"), `#!/bin/sh\necho "$@" >> '${calls}'\nexit 128\n`, { mode: 0o755 });
+    const plain = mkdtempSync(join(tmpdir(), "no-repo-"));
+    const withGit = mkdtempSync(join(tmpdir(), "fake-repo-"));
+    mkdirSync(join(withGit, ".git"));
+    const path = process.env.PATH;
+    process.env.PATH = `${bin}:${path}`;
+    try {
+      expect(await gitBefore(plain, () => false)).toEqual({ untracked: "not a git repository" });
+      expect(existsSync(calls)).toBe(false);
+      // the control: with a .git folder, git is asked (and says no)
+      expect(await gitBefore(withGit, () => false)).toEqual({ untracked: "not a git repository" });
+      expect(existsSync(calls)).toBe(true);
+    } finally {
+      process.env.PATH = path;
+    }
   });
 
   it("parses porcelain -z including renames", () => {
