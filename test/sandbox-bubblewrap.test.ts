@@ -3,7 +3,7 @@
  * probe's reason, only where bwrap cannot start.
  */
 import { spawn, execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -32,10 +32,10 @@ const probeBox = createBubblewrapSandbox({ projectRoot: project, settings });
 const probe = await probeBox.probe();
 probeBox.dispose();
 
-function run(sb: BubblewrapSandbox, command: string, env: Record<string, string> = process.env as Record<string, string>) {
-  const cmd: SandboxedCommand = sb.wrap(`exec 2>&1; ${command}`, { cwd: project, projectRoot: project, env });
+function run(sb: BubblewrapSandbox, command: string, env: Record<string, string> = process.env as Record<string, string>, root = project) {
+  const cmd: SandboxedCommand = sb.wrap(`exec 2>&1; ${command}`, { cwd: root, projectRoot: root, env });
   return new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn(cmd.file, cmd.args, { cwd: project, env: cmd.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(cmd.file, cmd.args, { cwd: root, env: cmd.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout!.on("data", (c: Buffer) => (out += c.toString()));
     child.stderr!.on("data", (c: Buffer) => (out += c.toString()));
@@ -148,6 +148,25 @@ describe.skipIf(!probe.ok)(`bubblewrap sandbox (${probe.ok ? "bwrap runs" : `ski
     expect(existsSync(join(project, ".larik"))).toBe(false);
     expect(existsSync(join(project, ".git/worktrees"))).toBe(false);
     expect(existsSync(join(project, ".git/config"))).toBe(true);
+  });
+
+  it("in a project without .git, a command started before the last one's placeholders went reuses them and leaves no .git", async () => {
+    sweep(Date.now() + 60_000);
+    const plain = realpathSync(mkdtempSync(join(tmpdir(), "larik-sbx-plain-")));
+    const sb2 = createBubblewrapSandbox({ projectRoot: plain, settings: {} });
+    try {
+      // the sandbox probe's run, say: its .git placeholder stays until a sweep sees it ended
+      sb2.wrap("true", { cwd: plain, projectRoot: plain, env: process.env as Record<string, string> });
+      expect(existsSync(join(plain, ".git"))).toBe(true);
+      const r = await run(sb2, "echo hi", process.env as Record<string, string>, plain);
+      expect(r).toMatchObject({ code: 0 });
+      expect(placeholderPaths().filter((p) => p.startsWith(join(plain, ".git") + "/"))).toEqual([]);
+      sweep(Date.now() + 60_000);
+      expect(readdirSync(plain)).toEqual([]);
+    } finally {
+      sb2.dispose();
+      rmSync(plain, { recursive: true, force: true });
+    }
   });
 
   it("keeps a placeholder that someone outside the sandbox filled", async () => {

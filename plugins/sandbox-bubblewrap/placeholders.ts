@@ -100,7 +100,8 @@ function removeIfUnchanged(m: Made): void {
 
 function release(id: string): void {
   runs.delete(id);
-  for (const [path, m] of made) {
+  // newest first: a placeholder made inside another goes before the folder that holds it
+  for (const [path, m] of [...made].reverse()) {
     if (!m.refs.delete(id) || m.refs.size) continue;
     made.delete(path);
     removeIfUnchanged(m);
@@ -160,11 +161,16 @@ export function releaseRuns(ids: Iterable<string>): void {
 /** Releases every run and removes unchanged placeholders (process exit). */
 export function releaseAll(): void {
   for (const id of [...runs.keys()]) release(id);
-  for (const [path, m] of made) {
+  for (const [path, m] of [...made].reverse()) {
     made.delete(path);
     removeIfUnchanged(m);
   }
   stop();
+}
+
+/** True when `path` is a placeholder this process made and has not removed. */
+export function isPlaceholder(path: string): boolean {
+  return made.has(path);
 }
 
 /** Paths of placeholders currently made (tests, `/sandbox`). */

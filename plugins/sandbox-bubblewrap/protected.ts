@@ -83,12 +83,15 @@ function gitFileTarget(gitFile: string): string | undefined {
  * For a worktree or submodule (`.git` is a file), the `.git` file is read-only, its git
  * directory and common directory are writable, and their hooks/config/info/modules are
  * read-only (§19 "Worktree variant"); placeholders are only made inside the project.
+ * `isPlaceholder(path)` tells which existing paths are placeholders of commands still running.
  */
-export function protectedBinds(projectRoot: string): { writable: string[]; binds: ProtectedBind[] } {
+export function protectedBinds(projectRoot: string, isPlaceholder: (path: string) => boolean = () => false): { writable: string[]; binds: ProtectedBind[] } {
   const binds: ProtectedBind[] = [];
   const writable: string[] = [];
   const git = join(projectRoot, ".git");
-  const gitKind = kindOf(git);
+  // a .git that is an earlier command's placeholder is still a missing one: the same placeholder
+  // is bound again, and nothing is made inside it (which would keep it from being removed)
+  const gitKind = isPlaceholder(git) ? "missing" : kindOf(git);
   if (gitKind === "missing") {
     binds.push({ path: git, how: "ro", placeholder: { path: git, kind: "dir" } });
   } else if (gitKind === "dir") {

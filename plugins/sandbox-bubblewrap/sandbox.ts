@@ -20,7 +20,7 @@ import { homedir, release } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { configDir, configuredKeyVars, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
-import { acquire, releaseAll, releaseRuns, RUN_MARKER } from "./placeholders.js";
+import { acquire, isPlaceholder, releaseAll, releaseRuns, RUN_MARKER } from "./placeholders.js";
 import { diagnose } from "./probe.js";
 import { protectedBinds } from "./protected.js";
 
@@ -108,7 +108,7 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
     const t = tmpDir();
     const root = resolve(w.projectRoot);
     const runId = randomBytes(6).toString("hex");
-    const prot = protectedBinds(root);
+    const prot = protectedBinds(root, isPlaceholder);
     const bound = acquire(runId, prot.binds);
     myRuns.add(runId);
     const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--ro-bind-try", "/proc/sys", "/proc/sys"];
