@@ -11,7 +11,7 @@
  * ```
  */
 import { randomBytes } from "node:crypto";
-import { constants, existsSync, mkdirSync, readdirSync, statSync, type Stats } from "node:fs";
+import { constants, existsSync, mkdirSync, readdirSync, statSync, writeFileSync, type Stats } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
@@ -552,10 +552,14 @@ export async function pruneCheckpointsDaily(
   const last = statSync(stamp, { throwIfNoEntry: false })?.mtimeMs;
   // a stamp from the future (the clock was set back) counts as stale
   if (last !== undefined && now >= last && now - last < Math.min(1, days) * 86_400_000) return [];
-  const removed = await pruneCheckpoints(dataDir, days, opts);
-  // no checkpoints folder yet: nothing to stamp
-  await writeFile(stamp, "", { mode: 0o600 }).catch(() => {});
-  return removed;
+  // stamped before the scan, and synchronously: another process starting now skips its own scan,
+  // and no file appears on a worker thread while someone removes the folder
+  try {
+    writeFileSync(stamp, "", { mode: 0o600 });
+  } catch {
+    // no checkpoints folder yet: nothing to prune either
+  }
+  return pruneCheckpoints(dataDir, days, opts);
 }
 
 /**
