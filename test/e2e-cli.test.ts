@@ -205,6 +205,29 @@ describe("larik -p end to end", () => {
     expect(loaded.files.filter((f) => /node_modules\/(ink|react|react-reconciler|h3)\//.test(f))).toEqual([]);
   });
 
+  it("a signal ends the turn cleanly and exits 128 + its number, leaving nothing in the project", async () => {
+    for (const [signal, status] of [
+      ["SIGHUP", 129],
+      ["SIGTERM", 143],
+    ] as const) {
+      const project = mkdtempSync(join(tmpdir(), "larik-e2e-plain-")); // not a git repository
+      writeFileSync(join(project, "a.txt"), "a\n");
+      const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+      const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+      server.push({ tools: [{ id: "call_1", name: "bash", input: { command: "sleep 20" } }] }); // interrupted: no second request
+      const child = spawn(process.execPath, [CLI, "-p", "--mode", "yolo", "--model", "openai-compatible/m", "wait"], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
+      let stderr = "";
+      child.stderr!.on("data", (d) => (stderr += d));
+      const closed = new Promise<number | null>((done) => child.on("close", done));
+      for (let i = 0; i < 200 && !stderr.includes("→ bash"); i++) await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 300)); // the command is running
+      child.kill(signal);
+      expect(await closed).toBe(status);
+      // the sandbox's placeholders (.git, .larik, .claude, .mcp.json) went with the run
+      expect(readdirSync(project)).toEqual(["a.txt"]);
+    }
+  });
+
   it("keeps the compiled headless bundle in ~/.cache/larik/v8 unless LARIK_NO_CODE_CACHE=1, and -p works where the ES build runs it", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

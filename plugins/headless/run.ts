@@ -55,9 +55,15 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
   const agent = await host.openAgent(agentOptionsFromArgs(args));
   let failed = false;
   let timedOut = false;
-  const stop = () => agent.cancel();
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  // A signal ends the turn cleanly (every tool_use answered, the session written, sandbox
+  // placeholders removed); the run then exits as the signal would have: 128 + its number. A
+  // second one finds no handler and kills at once.
+  let stoppedBy: StopSignal | undefined;
+  const stop = (signal: StopSignal) => {
+    stoppedBy ??= signal;
+    agent.cancel();
+  };
+  for (const s of STOP_SIGNALS) process.once(s, stop);
   const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel()), timeoutMs) : undefined;
   try {
     const text = await expandCommand(host, agent, prompt.trim(), printer);
@@ -78,13 +84,19 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
     }
   } finally {
     if (timer) clearTimeout(timer);
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
+    for (const s of STOP_SIGNALS) process.off(s, stop);
     printer.end();
     await agent.close("exit");
   }
+  if (stoppedBy) return 128 + SIGNAL_NUMBERS[stoppedBy];
   return failed ? 1 : 0;
 }
+
+/** The signals that stop a run: ctrl+c, a polite kill, the terminal closing. */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+type StopSignal = (typeof STOP_SIGNALS)[number];
+/** Their numbers, the same on Linux and macOS (POSIX). */
+const SIGNAL_NUMBERS: Record<StopSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 
 /**
  * A prompt that starts with `/name` runs that slash command (skills, custom commands, MCP
