@@ -8,8 +8,13 @@
  * to see which runs are alive. bwrap lives as long as anything in the sandbox does
  * (`--unshare-pid`: the namespace dies with its first process), so background children keep the
  * placeholders too. The sweep runs every {@link SWEEP_MS} only while runs are live.
+ *
+ * A process killed outright (SIGKILL, a crash) cannot remove its placeholders, so each one keeps
+ * a ledger of them ({@link useLedger}); the next run that sandboxes a command removes what a gone
+ * process listed, under the same rule: only when still unchanged.
  */
-import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import type { PlaceholderSpec } from "./protected.js";
 
 /** The marker variable naming a run in bwrap's argv. */
@@ -100,12 +105,15 @@ function removeIfUnchanged(m: Made): void {
 
 function release(id: string): void {
   runs.delete(id);
+  let changed = false;
   // newest first: a placeholder made inside another goes before the folder that holds it
   for (const [path, m] of [...made].reverse()) {
     if (!m.refs.delete(id) || m.refs.size) continue;
     made.delete(path);
     removeIfUnchanged(m);
+    changed = true;
   }
+  if (changed) saveLedger();
 }
 
 /** Checks which runs ended and releases their placeholders. */
@@ -145,6 +153,7 @@ export function acquire(runId: string, binds: { path: string; placeholder?: Plac
     m?.refs.add(runId);
     bound.add(b.path);
   }
+  saveLedger();
   if (!timer) {
     timer = setInterval(() => sweep(), SWEEP_MS);
     timer.unref();
@@ -165,7 +174,69 @@ export function releaseAll(): void {
     made.delete(path);
     removeIfUnchanged(m);
   }
+  saveLedger();
   stop();
+}
+
+/** This process's ledger file, once {@link useLedger} named its folder. */
+let ledger: string | undefined;
+
+/**
+ * Keeps this process's list of placeholders in `dir` (`placeholders-<pid>.json`, written whenever
+ * the list changes, removed when it empties), and first removes the placeholders listed there by
+ * processes that are gone. A ledger that cannot be written costs only that after-crash cleanup.
+ */
+export function useLedger(dir: string): void {
+  if (ledger) return;
+  ledger = join(dir, `placeholders-${process.pid}.json`);
+  removeStale(dir);
+}
+
+function saveLedger(): void {
+  if (!ledger) return;
+  try {
+    if (!made.size) return rmSync(ledger, { force: true });
+    mkdirSync(join(ledger, ".."), { recursive: true, mode: 0o700 });
+    writeFileSync(ledger, JSON.stringify([...made.values()].map((m) => ({ ...m.spec, ino: m.ino }))), { mode: 0o600 });
+  } catch {
+    // see useLedger
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes, newest first and only when unchanged, the placeholders that gone processes listed in `dir`. */
+function removeStale(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^placeholders-(\d+)\.json$/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || alive(pid)) continue;
+    const file = join(dir, name);
+    try {
+      const list = JSON.parse(readFileSync(file, "utf8")) as unknown;
+      if (Array.isArray(list)) {
+        for (const e of list.reverse()) {
+          const ok = e && typeof e.path === "string" && isAbsolute(e.path) && (e.kind === "dir" || e.kind === "file") && typeof e.ino === "number";
+          if (ok) removeIfUnchanged({ spec: { path: e.path, kind: e.kind, content: typeof e.content === "string" ? e.content : undefined }, ino: e.ino, refs: new Set() });
+        }
+      }
+    } catch {
+      // unreadable: only the file goes
+    }
+    rmSync(file, { force: true });
+  }
 }
 
 /** True when `path` is a placeholder this process made and has not removed. */

@@ -18,9 +18,9 @@ import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { homedir, release } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { configDir, configuredKeyVars, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { configDir, configuredKeyVars, dataDir, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
-import { acquire, isPlaceholder, releaseAll, releaseRuns, RUN_MARKER } from "./placeholders.js";
+import { acquire, isPlaceholder, releaseAll, releaseRuns, RUN_MARKER, useLedger } from "./placeholders.js";
 import { diagnose } from "./probe.js";
 import { protectedBinds } from "./protected.js";
 
@@ -108,6 +108,7 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
     const t = tmpDir();
     const root = resolve(w.projectRoot);
     const runId = randomBytes(6).toString("hex");
+    useLedger(join(dataDir(env), "sandbox"));
     const prot = protectedBinds(root, isPlaceholder);
     const bound = acquire(runId, prot.binds);
     myRuns.add(runId);
