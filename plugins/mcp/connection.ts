@@ -7,7 +7,7 @@
  * `is_error` tool results. The official TypeScript SDK (`@modelcontextprotocol/sdk` 1.32) does
  * the protocol; it is imported on first connect so registering the plugin stays free.
  */
-import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { createWriteStream, mkdirSync, openSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -112,7 +112,10 @@ export class McpConnection {
   #openLog(): WriteStream {
     if (!this.#log) {
       mkdirSync(this.#opts.logDir, { recursive: true });
-      this.#log = createWriteStream(this.logFile, { flags: "a", mode: 0o600 });
+      // opened here, not by the stream on a worker thread: the file then exists before this
+      // returns, and never appears later in a folder someone is removing (a test's, say)
+      const fd = openSync(this.logFile, "a", 0o600);
+      this.#log = createWriteStream(this.logFile, { fd });
       this.#log.on("error", () => {});
     }
     return this.#log;
