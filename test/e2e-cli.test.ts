@@ -223,6 +223,7 @@ describe("larik -p end to end", () => {
       await new Promise((r) => setTimeout(r, 300)); // the command is running
       child.kill(signal);
       expect(await closed).toBe(status);
+      expect(stderr).toContain(`! stopped by ${signal}`);
       // the sandbox's placeholders (.git, .larik, .claude, .mcp.json) went with the run
       expect(readdirSync(project)).toEqual(["a.txt"]);
     }

@@ -78,6 +78,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
       if (ev.type === "error") failed = true;
       printer.event(ev);
     }
+    if (stoppedBy) printer.notice(`stopped by ${stoppedBy}`);
     if (timedOut) {
       failed = true;
       printer.event({ type: "error", text: `stopped: --timeout ${String(args.values.timeout)} reached` } as AgentEvent);
