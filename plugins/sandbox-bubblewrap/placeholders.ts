@@ -140,6 +140,7 @@ export function acquire(runId: string, binds: { path: string; placeholder?: Plac
   sweep();
   const bound = new Set<string>();
   runs.set(runId, { started: Date.now(), seen: false });
+  let changed = false;
   for (const b of binds) {
     let m = made.get(b.path);
     if (!m && b.placeholder) {
@@ -148,12 +149,13 @@ export function acquire(runId: string, binds: { path: string; placeholder?: Plac
       if (r !== "exists") {
         m = r;
         made.set(b.path, m);
+        changed = true;
       }
     }
     m?.refs.add(runId);
     bound.add(b.path);
   }
-  saveLedger();
+  if (changed) saveLedger();
   if (!timer) {
     timer = setInterval(() => sweep(), SWEEP_MS);
     timer.unref();
