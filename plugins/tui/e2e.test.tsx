@@ -156,6 +156,36 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     expect(files).toHaveLength(2);
   }, 120_000);
 
+  it("a closed terminal (SIGHUP) ends the session cleanly: the running command stops, no placeholder stays", async () => {
+    const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
+    const project = join(base, "project"); // not a git repository: the sandbox makes a .git placeholder
+    const home = join(base, "home");
+    mkdirSync(project);
+    mkdirSync(home);
+    writeFileSync(join(project, "a.txt"), "a\n");
+    server.push({ text: "Waiting.", tools: [{ id: "call_1", name: "bash", input: { command: "sleep 30" } }] });
+    const env = [`PATH=${process.env.PATH}`, `HOME=${home}`, `XDG_CONFIG_HOME=${join(home, ".config")}`, `XDG_DATA_HOME=${join(home, "data")}`, "TERM=tmux-256color", "LANG=C.UTF-8", `OPENAI_BASE_URL=${server.url}/v1`, "OPENAI_API_KEY=k"];
+    const cmd = ["env", "-i", ...env, process.execPath, program.cli, "--model", "openai-compatible/m", "--mode", "yolo"].map((a) => `'${a}'`).join(" ");
+    tmux("new-session", "-d", "-s", "hup", "-x", "100", "-y", "30", "-c", project, cmd);
+    await waitPane("hup", "ask anything");
+    tmux("send-keys", "-t", "hup", "-l", "wait");
+    await pause();
+    tmux("send-keys", "-t", "hup", "Enter");
+    await waitPane("hup", /bash sleep 30[\s\S]*esc to interrupt/);
+    const sessions = join(home, "data", "larik", "sessions");
+    tmux("kill-session", "-t", "hup"); // the terminal goes: SIGHUP
+    // the run ends its turn: the session records the cancelled call's result, and the project is as it was
+    let entries = "";
+    for (let i = 0; i < 100; i++) {
+      const files = readdirSync(sessions, { recursive: true }).map(String).filter((f) => f.endsWith(".jsonl"));
+      entries = files.length ? readFileSync(join(sessions, files[0]!), "utf8") : "";
+      if (entries.includes('"type":"tool_result","id":"call_1"') && readdirSync(project).length === 1) break;
+      await pause(100);
+    }
+    expect(entries).toContain('"type":"tool_result","id":"call_1"');
+    expect(readdirSync(project)).toEqual(["a.txt"]);
+  }, 60_000);
+
   it("ctrl+c twice quits", async () => {
     const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
     const home = join(base, "home");
