@@ -169,6 +169,24 @@ describe.skipIf(!probe.ok)(`bubblewrap sandbox (${probe.ok ? "bwrap runs" : `ski
     }
   });
 
+  it("a command started just after another ended binds that one's placeholders safely", async () => {
+    sweep(Date.now() + 60_000);
+    const plain = realpathSync(mkdtempSync(join(tmpdir(), "larik-sbx-next-")));
+    const sb3 = createBubblewrapSandbox({ projectRoot: plain, settings: {} });
+    try {
+      // the 1 s sweep sees the first command alive, so the next sweep releases it: the one that
+      // starts the second command, after the second has listed what exists
+      expect(await run(sb3, "sleep 1.3", process.env as Record<string, string>, plain)).toMatchObject({ code: 0 });
+      const r = await run(sb3, "ls -A", process.env as Record<string, string>, plain);
+      expect(r.out).not.toContain("Can't find source path");
+      expect(r).toMatchObject({ code: 0 });
+    } finally {
+      sb3.dispose();
+      sweep(Date.now() + 60_000);
+      rmSync(plain, { recursive: true, force: true });
+    }
+  });
+
   it("keeps a placeholder that someone outside the sandbox filled", async () => {
     const p = run(sb, "sleep 0.3");
     const larik = join(project, ".larik");

@@ -60,8 +60,10 @@ function kindOf(p: string): Kind {
   }
 }
 
-function bindFor(path: string, spec: { kind: "dir" | "file"; content?: string }): ProtectedBind {
-  const k = kindOf(path);
+function bindFor(path: string, spec: { kind: "dir" | "file"; content?: string }, isPlaceholder: (path: string) => boolean): ProtectedBind {
+  // another command's placeholder still counts as missing: bound with its spec, it is shared (and
+  // made again should that command's release remove it before this one starts)
+  const k = isPlaceholder(path) ? "missing" : kindOf(path);
   if (k === "missing") return { path, how: "ro", placeholder: { path, kind: spec.kind, content: spec.content } };
   // A dangling symlink cannot be bound; `ro-try` skips it (documented gap).
   return { path, how: k === "dangling" ? "ro-try" : "ro" };
@@ -96,7 +98,7 @@ export function protectedBinds(projectRoot: string, isPlaceholder: (path: string
     binds.push({ path: git, how: "ro", placeholder: { path: git, kind: "dir" } });
   } else if (gitKind === "dir") {
     binds.push({ path: git, how: "pin" });
-    for (const e of PROTECTED_GIT_ENTRIES) binds.push(bindFor(join(git, e.name), e));
+    for (const e of PROTECTED_GIT_ENTRIES) binds.push(bindFor(join(git, e.name), e, isPlaceholder));
   } else {
     const target = gitKind === "file" ? gitFileTarget(git) : undefined;
     if (target && kindOf(target) === "dir") {
@@ -120,6 +122,6 @@ export function protectedBinds(projectRoot: string, isPlaceholder: (path: string
     }
     binds.push({ path: git, how: gitKind === "dangling" ? "ro-try" : "ro" });
   }
-  for (const e of PROTECTED_PROJECT_ENTRIES) binds.push(bindFor(join(projectRoot, e.name), e));
+  for (const e of PROTECTED_PROJECT_ENTRIES) binds.push(bindFor(join(projectRoot, e.name), e, isPlaceholder));
   return { writable, binds };
 }
