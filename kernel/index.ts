@@ -18,6 +18,7 @@ export * from "./output.js";
 export * from "./paths.js";
 export * from "./prompt.js";
 export * from "./time.js";
+export * from "./pid.js";
 export { Channel } from "./channel.js";
 export { Agent, errorText, type AgentOptions, type CompactResult } from "./agent.js";
 export { Host, createHostFromPlugins, type HostOptions } from "./host.js";

@@ -15,6 +15,7 @@
  */
 import { closeSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import { pidAlive } from "../../kernel/index.js";
 import type { PlaceholderSpec } from "./protected.js";
 
 /** The marker variable naming a run in bwrap's argv. */
@@ -205,15 +206,6 @@ function saveLedger(): void {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** Removes, newest first and only when unchanged, the placeholders that gone processes listed in `dir`. */
 function removeStale(dir: string): void {
   let names: string[];
@@ -224,7 +216,7 @@ function removeStale(dir: string): void {
   }
   for (const name of names) {
     const pid = Number(/^placeholders-(\d+)\.json$/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || alive(pid)) continue;
+    if (!pid || pid === process.pid || pidAlive(pid)) continue;
     const file = join(dir, name);
     try {
       const list = JSON.parse(readFileSync(file, "utf8")) as unknown;

@@ -8,6 +8,7 @@
  * held; the error names the lock file so the user can delete it.
  */
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { pidAlive } from "../../kernel/index.js";
 
 /** Lock files held by this process (absolute paths). */
 const held = new Set<string>();
@@ -22,16 +23,6 @@ function releaseAllOnExit(): void {
     }
   }
   held.clear();
-}
-
-/** True when `pid` names a running process (EPERM means it runs under another user). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 function readPid(path: string): number | undefined {
@@ -61,7 +52,7 @@ export function acquireLock(lockPath: string, id: string): () => void {
       const pid = readPid(lockPath);
       // Our own pid here is a leftover of an earlier process that had the same pid (containers
       // restart at pid 1), because locks this process holds are in `held`.
-      if (pid !== undefined && pid !== process.pid && alive(pid)) {
+      if (pid !== undefined && pid !== process.pid && pidAlive(pid)) {
         throw new Error(
           `session ${id} is already open for writing in another process (pid ${pid}); if no Larik runs as pid ${pid}, delete ${lockPath}`,
         );
