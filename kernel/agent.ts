@@ -69,6 +69,8 @@ export interface AgentOptions {
 }
 
 const INTERRUPTED = "interrupted by user";
+/** How long `close` waits for a cancelled turn to finish writing (ms). */
+const CLOSE_WAIT_MS = 5_000;
 
 /** What a compaction did; token figures are estimates where the provider gave none. */
 export interface CompactResult {
@@ -140,6 +142,8 @@ export class Agent {
   #system?: string;
   #tools?: AnyTool[];
   #running?: AbortController;
+  /** Settles when the running turn has ended and written its last entries. */
+  #turnDone?: Promise<void>;
   #pending = new Map<string, PendingPermission>();
   #permSeq = 0;
   #closeFns: (() => void)[] = [];
@@ -356,7 +360,7 @@ export class Agent {
     this.#running = ctrl;
     const ch = new Channel<AgentEvent>();
     const emit = (e: AgentEvent) => this.#emit(ch, e);
-    void this.#turn(prompt, ctrl.signal, emit)
+    this.#turnDone = this.#turn(prompt, ctrl.signal, emit)
       .then((reason) => emit({ type: "done", stop_reason: reason, session_id: this.session.id }))
       .catch((err: unknown) => {
         emit({ type: "error", text: errorText(err) });
@@ -366,6 +370,7 @@ export class Agent {
         for (const [, p] of this.#pending) p.resolve({ allow: false, reason: "the turn ended before an answer" });
         this.#pending.clear();
         this.#running = undefined;
+        this.#turnDone = undefined;
         ch.close();
       });
     return ch;
@@ -906,9 +911,16 @@ export class Agent {
     }
   }
 
-  /** Fires `sessionEnd` and closes the session. */
+  /** Cancels a running turn and waits (up to 5 s) for it to write its last entries, fires `sessionEnd`, closes the session. */
   async close(reason = "exit"): Promise<void> {
     this.cancel();
+    // a cancelled turn still writes its tool results (interrupted) before the session closes;
+    // tools stop on the abort at once, and a deadline keeps one that does not from holding exit
+    if (this.#turnDone) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.#turnDone, new Promise<void>((done) => (timer = setTimeout(done, CLOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     try {
       await this.host.hooks.sessionEnd.promise({ agent: this, reason, notice: (text) => this.host.notices.push(text) });
     } catch {

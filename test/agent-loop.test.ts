@@ -148,6 +148,24 @@ describe("agent loop", () => {
     for (let i = 1; i < roles.length; i++) expect(roles[i]).not.toBe(roles[i - 1]);
   });
 
+  it("close() during a tool call lets the cancelled turn write its tool results before the session closes", async () => {
+    const { agent } = await setup([{ blocks: [call("t1", "poke", { what: "slow" })] }], { mode: "yolo" });
+    const started = new Promise<void>((resolve) => {
+      void drain(agent.run("go"), (e) => {
+        if (e.type === "tool_start") resolve();
+      });
+    });
+    await started;
+    let lastAtClose: unknown;
+    const close = agent.session.close.bind(agent.session);
+    agent.session.close = async () => {
+      lastAtClose = agent.session.entries().at(-1);
+      return close();
+    };
+    await agent.close("exit");
+    expect(lastAtClose).toMatchObject({ type: "message", message: { role: "user", blocks: [{ type: "tool_result", id: "t1" }] } });
+  });
+
   it("keeps partial text with an interrupted marker when the stream is cut", async () => {
     const { agent } = await setup([{ blocks: [text("a long answer that streams slowly")], delayMs: 15 }]);
     const events = await drain(agent.run("talk"), (e) => {

@@ -12,6 +12,7 @@ import {
   type CliArgs,
   type Host,
   type PermissionMode,
+  trapStopSignals,
 } from "../../kernel/index.js";
 import { JsonPrinter, TextPrinter, type Printer } from "./print.js";
 
@@ -55,15 +56,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
   const agent = await host.openAgent(agentOptionsFromArgs(args));
   let failed = false;
   let timedOut = false;
-  // A signal ends the turn cleanly (every tool_use answered, the session written, sandbox
-  // placeholders removed); the run then exits as the signal would have: 128 + its number. A
-  // second one finds no handler and kills at once.
-  let stoppedBy: StopSignal | undefined;
-  const stop = (signal: StopSignal) => {
-    stoppedBy ??= signal;
-    agent.cancel();
-  };
-  for (const s of STOP_SIGNALS) process.once(s, stop);
+  const signals = trapStopSignals(() => agent.cancel());
   const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel()), timeoutMs) : undefined;
   try {
     const text = await expandCommand(host, agent, prompt.trim(), printer);
@@ -78,26 +71,19 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
       if (ev.type === "error") failed = true;
       printer.event(ev);
     }
-    if (stoppedBy) printer.notice(`stopped by ${stoppedBy}`);
+    if (signals.signal) printer.notice(`stopped by ${signals.signal}`);
     if (timedOut) {
       failed = true;
       printer.event({ type: "error", text: `stopped: --timeout ${String(args.values.timeout)} reached` } as AgentEvent);
     }
   } finally {
     if (timer) clearTimeout(timer);
-    for (const s of STOP_SIGNALS) process.off(s, stop);
+    signals.dispose();
     printer.end();
     await agent.close("exit");
   }
-  if (stoppedBy) return 128 + SIGNAL_NUMBERS[stoppedBy];
-  return failed ? 1 : 0;
+  return signals.exitStatus(failed ? 1 : 0);
 }
-
-/** The signals that stop a run: ctrl+c, a polite kill, the terminal closing. */
-const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-type StopSignal = (typeof STOP_SIGNALS)[number];
-/** Their numbers, the same on Linux and macOS (POSIX). */
-const SIGNAL_NUMBERS: Record<StopSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
 
 /**
  * A prompt that starts with `/name` runs that slash command (skills, custom commands, MCP

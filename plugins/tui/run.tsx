@@ -7,6 +7,7 @@ import {
   agentOptionsFromArgs,
   ConfigError,
   defaultSpec,
+  trapStopSignals,
   type CliArgs,
   type Host,
 } from "../../kernel/index.js";
@@ -92,35 +93,21 @@ export async function runTui(
   stdout.write(PASTE_ON);
   const app = render(<App controller={controller} />, { stdin, stdout, stderr, exitOnCtrlC: false, patchConsole: true, ...INK_OPTIONS });
   // A closed terminal (SIGHUP) or a kill (SIGTERM, an outside SIGINT: in raw mode ctrl+c is a key)
-  // ends the session as quitting does: the turn is cancelled, the session written, the sandbox's
-  // placeholders removed. A closed terminal also fails writes (EIO), often before the signal is
-  // handled: an unhandled stream error would end the process first, so they are ignored. (Node 20
-  // then trips its own assertion restoring the gone terminal's modes at exit, nodejs/node#51519,
-  // fixed in later Node; by then everything is written.)
+  // ends the session as quitting does. A closed terminal also fails writes (EIO), often before
+  // the signal is handled: an unhandled stream error would end the process first, so they are
+  // ignored. (Node 20 then trips its own assertion restoring the gone terminal's modes at exit,
+  // nodejs/node#51519, fixed in later Node; by then everything is written.)
   for (const s of [stdout, stderr]) s.on("error", () => {});
-  let stoppedBy: StopSignal | undefined;
-  const onSignal = (signal: StopSignal) => {
-    stoppedBy ??= signal;
-    controller.quit();
-  };
-  for (const s of STOP_SIGNALS) process.once(s, onSignal);
+  const signals = trapStopSignals(() => controller.quit());
   try {
     await app.waitUntilExit();
   } finally {
-    for (const s of STOP_SIGNALS) process.off(s, onSignal);
+    signals.dispose();
     stdout.write(PASTE_OFF);
     controller.quit();
-    // a turn that quitting cancelled still writes its tool results (interrupted) to the session:
-    // wait for it, briefly, before the host closes the session
-    for (let i = 0; i < 250 && controller.agent.running; i++) await new Promise((r) => setTimeout(r, 20));
     await history.flush();
   }
   const id = controller.agent.session.id;
-  if (stoppedBy !== "SIGHUP") stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
-  return stoppedBy ? 128 + SIGNAL_NUMBERS[stoppedBy] : 0;
+  if (signals.signal !== "SIGHUP") stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
+  return signals.exitStatus(0);
 }
-
-const STOP_SIGNALS = ["SIGHUP", "SIGTERM", "SIGINT"] as const;
-type StopSignal = (typeof STOP_SIGNALS)[number];
-/** Their numbers, the same on Linux and macOS (POSIX). */
-const SIGNAL_NUMBERS: Record<StopSignal, number> = { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 };
