@@ -60,10 +60,8 @@ function kindOf(p: string): Kind {
   }
 }
 
-function bindFor(path: string, spec: { kind: "dir" | "file"; content?: string }, isPlaceholder: (path: string) => boolean): ProtectedBind {
-  // another command's placeholder still counts as missing: bound with its spec, it is shared (and
-  // made again should that command's release remove it before this one starts)
-  const k = isPlaceholder(path) ? "missing" : kindOf(path);
+function bindFor(path: string, spec: { kind: "dir" | "file"; content?: string }, kind: (p: string) => Kind): ProtectedBind {
+  const k = kind(path);
   if (k === "missing") return { path, how: "ro", placeholder: { path, kind: spec.kind, content: spec.content } };
   // A dangling symlink cannot be bound; `ro-try` skips it (documented gap).
   return { path, how: k === "dangling" ? "ro-try" : "ro" };
@@ -90,15 +88,17 @@ function gitFileTarget(gitFile: string): string | undefined {
 export function protectedBinds(projectRoot: string, isPlaceholder: (path: string) => boolean = () => false): { writable: string[]; binds: ProtectedBind[] } {
   const binds: ProtectedBind[] = [];
   const writable: string[] = [];
+  // Another command's placeholder still counts as missing: bound with its spec, it is shared (and
+  // made again should that command's release remove it before this one starts), and nothing is
+  // made inside a placeholder .git (which would keep it from being removed).
+  const kind = (p: string): Kind => (isPlaceholder(p) ? "missing" : kindOf(p));
   const git = join(projectRoot, ".git");
-  // a .git that is an earlier command's placeholder is still a missing one: the same placeholder
-  // is bound again, and nothing is made inside it (which would keep it from being removed)
-  const gitKind = isPlaceholder(git) ? "missing" : kindOf(git);
+  const gitKind = kind(git);
   if (gitKind === "missing") {
     binds.push({ path: git, how: "ro", placeholder: { path: git, kind: "dir" } });
   } else if (gitKind === "dir") {
     binds.push({ path: git, how: "pin" });
-    for (const e of PROTECTED_GIT_ENTRIES) binds.push(bindFor(join(git, e.name), e, isPlaceholder));
+    for (const e of PROTECTED_GIT_ENTRIES) binds.push(bindFor(join(git, e.name), e, kind));
   } else {
     const target = gitKind === "file" ? gitFileTarget(git) : undefined;
     if (target && kindOf(target) === "dir") {
@@ -122,6 +122,6 @@ export function protectedBinds(projectRoot: string, isPlaceholder: (path: string
     }
     binds.push({ path: git, how: gitKind === "dangling" ? "ro-try" : "ro" });
   }
-  for (const e of PROTECTED_PROJECT_ENTRIES) binds.push(bindFor(join(projectRoot, e.name), e, isPlaceholder));
+  for (const e of PROTECTED_PROJECT_ENTRIES) binds.push(bindFor(join(projectRoot, e.name), e, kind));
   return { writable, binds };
 }
