@@ -15,6 +15,7 @@ import { constants, existsSync, mkdirSync, readdirSync, statSync, writeFileSync,
 import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
+import { lazySchema } from "./lazy-schema.js";
 import { gitAfter, gitBefore, type FileState } from "./checkpoint-git.js";
 import { protectedPathReason } from "./permission.js";
 import { canonicalDir } from "./paths.js";
@@ -57,8 +58,8 @@ export const noCheckpoints: CheckpointStore = {
 /** Default `checkpoint_retention_days` (§8). */
 export const DEFAULT_CHECKPOINT_RETENTION_DAYS = 7;
 
-// z.lazy: built at the first manifest read (an undo), not at every start-up
-const ManifestEntrySchema = z.lazy(() =>
+// lazySchema: built at the first manifest read (an undo), not at every start-up
+const ManifestEntrySchema = lazySchema(() =>
   z.discriminatedUnion("kind", [
     z.object({
       kind: z.literal("file"),
@@ -81,7 +82,7 @@ const ManifestEntrySchema = z.lazy(() =>
 );
 export type CheckpointEntry = z.infer<typeof ManifestEntrySchema>;
 
-const ManifestSchema = z.lazy(() =>
+const ManifestSchema = lazySchema(() =>
   z.object({
     version: z.literal(1),
     turn: z.int(),

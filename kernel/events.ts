@@ -5,19 +5,21 @@
  * every `permission_request` exactly once (DESIGN.md, "The event contract").
  */
 import * as z from "zod/mini";
+import { lazySchema } from "./lazy-schema.js";
 
-// Each schema is wrapped in z.lazy: it is built at its first parse, not at import, which keeps
+// Each schema is a lazySchema: built at its first use, not at import, which keeps zod and
 // these ~100 zod objects off the start-up path (bench/startup.mjs).
 import { MessageSchema, UsageSchema } from "./types.js";
 
-const base = {
+/** The fields every event may carry; a function, so that zod is used only when a schema is built. */
+const base = () => ({
   /** Label of a subagent whose events are forwarded; absent for the main agent. */
   agent: z.optional(z.string()),
   model: z.optional(z.string()),
-};
+});
 
 /** Per-request and running totals, shaped as §22's `usage` object. Costs in USD. */
-export const UsageInfoSchema = z.lazy(() =>
+export const UsageInfoSchema = lazySchema(() =>
   z.object({
     model: z.string(),
     /** Tokens of this request. */
@@ -41,7 +43,7 @@ export const UsageInfoSchema = z.lazy(() =>
 );
 export type UsageInfo = z.infer<typeof UsageInfoSchema>;
 
-export const StopReasonSchema = z.lazy(() =>
+export const StopReasonSchema = lazySchema(() =>
   z.enum([
     "end_turn",
     "max_tokens",
@@ -57,7 +59,7 @@ export const StopReasonSchema = z.lazy(() =>
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
 /** A tool call waiting for the user's answer (§4). */
-export const PermissionRequestEventSchema = z.lazy(() =>
+export const PermissionRequestEventSchema = lazySchema(() =>
   z.object({
     type: z.literal("permission_request"),
     /** Answer with `agent.respond(request_id, answer)`, exactly once. */
@@ -70,22 +72,22 @@ export const PermissionRequestEventSchema = z.lazy(() =>
     cwd: z.string(),
     reason: z.optional(z.string()),
     auto_reason: z.optional(z.string()),
-    ...base,
+    ...base(),
   }),
 );
 
-export const AgentEventSchema = z.lazy(() =>
+export const AgentEventSchema = lazySchema(() =>
   z.discriminatedUnion("type", [
-    z.object({ type: z.literal("text_delta"), text: z.string(), ...base }),
-    z.object({ type: z.literal("thinking_delta"), text: z.string(), ...base }),
-    z.object({ type: z.literal("tool_call_streaming"), tool_id: z.string(), tool_name: z.string(), ...base }),
-    z.object({ type: z.literal("assistant_message"), message: MessageSchema, ...base }),
+    z.object({ type: z.literal("text_delta"), text: z.string(), ...base() }),
+    z.object({ type: z.literal("thinking_delta"), text: z.string(), ...base() }),
+    z.object({ type: z.literal("tool_call_streaming"), tool_id: z.string(), tool_name: z.string(), ...base() }),
+    z.object({ type: z.literal("assistant_message"), message: MessageSchema, ...base() }),
     z.object({
       type: z.literal("tool_start"),
       tool_id: z.string(),
       tool_name: z.string(),
       input: z.unknown(),
-      ...base,
+      ...base(),
     }),
     z.object({
       type: z.literal("tool_end"),
@@ -95,10 +97,10 @@ export const AgentEventSchema = z.lazy(() =>
       output: z.string(),
       display: z.optional(z.unknown()),
       is_error: z.boolean(),
-      ...base,
+      ...base(),
     }),
     PermissionRequestEventSchema,
-    z.object({ type: z.literal("usage"), usage: UsageInfoSchema, ...base }),
+    z.object({ type: z.literal("usage"), usage: UsageInfoSchema, ...base() }),
     z.object({
       type: z.literal("compacted"),
       summary: z.string(),
@@ -109,23 +111,23 @@ export const AgentEventSchema = z.lazy(() =>
         saved_tokens: z.number(),
         estimated: z.optional(z.boolean()),
       }),
-      ...base,
+      ...base(),
     }),
-    z.object({ type: z.literal("notice"), text: z.string(), ...base }),
-    z.object({ type: z.literal("error"), text: z.string(), ...base }),
+    z.object({ type: z.literal("notice"), text: z.string(), ...base() }),
+    z.object({ type: z.literal("error"), text: z.string(), ...base() }),
     z.object({
       type: z.literal("done"),
       stop_reason: StopReasonSchema,
       /** The session the turn was written to (for `larik --resume <id>`). */
       session_id: z.optional(z.string()),
-      ...base,
+      ...base(),
     }),
     z.object({
       type: z.literal("task_done"),
       tool_id: z.string(),
       output: z.string(),
       stop_reason: z.string(),
-      ...base,
+      ...base(),
     }),
   ]),
 );

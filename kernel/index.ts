@@ -4,6 +4,7 @@
 export * from "./types.js";
 export * from "./events.js";
 export * from "./tools.js";
+export * from "./lazy-schema.js";
 export * from "./registry.js";
 export * from "./registries.js";
 export * from "./hooks.js";

@@ -5,12 +5,13 @@
  * The JSONL file store is a plugin (`sessions-jsonl`); an embedder may register another.
  */
 import * as z from "zod/mini";
+import { lazySchema } from "./lazy-schema.js";
 
-// Each schema is wrapped in z.lazy: it is built at its first parse, not at import, which keeps
+// Each schema is a lazySchema: built at its first use, not at import, which keeps zod and
 // these ~100 zod objects off the start-up path (bench/startup.mjs).
 import { MessageSchema, UsageSchema, type Message, type Usage } from "./types.js";
 
-export const SessionMetaSchema = z.lazy(() =>
+export const SessionMetaSchema = lazySchema(() =>
   z.object({
     cwd: z.string(),
     provider: z.string(),
@@ -22,13 +23,39 @@ export const SessionMetaSchema = z.lazy(() =>
 );
 export type SessionMeta = z.infer<typeof SessionMetaSchema>;
 
-export const EntryTypeSchema = z.lazy(() =>
+const META_FIELD_TYPES: Record<keyof SessionMeta, { type: "string" | "number"; optional: boolean }> = {
+  cwd: { type: "string", optional: false },
+  provider: { type: "string", optional: false },
+  model: { type: "string", optional: false },
+  fork_of: { type: "string", optional: true },
+  fork_at: { type: "number", optional: true },
+  title: { type: "string", optional: true },
+};
+
+/**
+ * What is wrong with `meta` as {@link SessionMetaSchema} sees it (`model: expected string`), or
+ * undefined when nothing is. A store checks the meta of every new session with it: that happens
+ * at every start-up, before which nothing else needs zod, and zod's set-up is most of the cost
+ * of a parse there (bench/startup.mjs). A test keeps it equal to the schema.
+ */
+export function sessionMetaProblem(meta: unknown): string | undefined {
+  if (typeof meta !== "object" || meta === null || Array.isArray(meta)) return "expected an object";
+  const m = meta as Record<string, unknown>;
+  for (const [key, { type, optional }] of Object.entries(META_FIELD_TYPES)) {
+    const value = m[key];
+    if (value === undefined && optional) continue;
+    if (typeof value !== type || (type === "number" && !Number.isFinite(value))) return `${key}: expected ${type}`;
+  }
+  return undefined;
+}
+
+export const EntryTypeSchema = lazySchema(() =>
   z.enum(["meta", "message", "compaction", "usage", "decision", "recovery", "task"]),
 );
 export type EntryType = z.infer<typeof EntryTypeSchema>;
 
 /** One line of a session file. `id` is `<session>-<seq>`, `parent_id` the previous entry's id. */
-export const SessionEntrySchema = z.lazy(() =>
+export const SessionEntrySchema = lazySchema(() =>
   z.looseObject({
     id: z.string(),
     parent_id: z.nullable(z.string()),

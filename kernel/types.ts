@@ -10,12 +10,13 @@
  * stored exactly as it is held in memory.
  */
 import * as z from "zod/mini";
+import { lazySchema } from "./lazy-schema.js";
 
-// Each schema is wrapped in z.lazy: it is built at its first parse, not at import, which keeps
+// Each schema is a lazySchema: built at its first use, not at import, which keeps zod and
 // these ~100 zod objects off the start-up path (bench/startup.mjs).
 
 /** An image carried in a message or a tool result: base64 `data` with its MIME type. */
-export const ImageSchema = z.lazy(() =>
+export const ImageSchema = lazySchema(() =>
   z.object({
     media_type: z.string(),
     data: z.string(),
@@ -24,7 +25,7 @@ export const ImageSchema = z.lazy(() =>
 export type Image = z.infer<typeof ImageSchema>;
 
 /** Plain text. `attachment` names where attached text came from (a path, `!cmd`); display only. */
-export const TextBlockSchema = z.lazy(() =>
+export const TextBlockSchema = lazySchema(() =>
   z.object({
     type: z.literal("text"),
     text: z.string(),
@@ -35,7 +36,7 @@ export const TextBlockSchema = z.lazy(() =>
   }),
 );
 /** Model reasoning. `redacted` blocks carry their opaque payload in `signature`. */
-export const ThinkingBlockSchema = z.lazy(() =>
+export const ThinkingBlockSchema = lazySchema(() =>
   z.object({
     type: z.literal("thinking"),
     text: z.string(),
@@ -49,7 +50,7 @@ export const ThinkingBlockSchema = z.lazy(() =>
   }),
 );
 /** A call the model asks the agent to run. `input` is the parsed JSON object. */
-export const ToolUseBlockSchema = z.lazy(() =>
+export const ToolUseBlockSchema = lazySchema(() =>
   z.object({
     type: z.literal("tool_use"),
     id: z.string(),
@@ -62,7 +63,7 @@ export const ToolUseBlockSchema = z.lazy(() =>
   }),
 );
 /** The answer to one tool_use, matched by `id` (the tool_use id). */
-export const ToolResultBlockSchema = z.lazy(() =>
+export const ToolResultBlockSchema = lazySchema(() =>
   z.object({
     type: z.literal("tool_result"),
     id: z.string(),
@@ -71,7 +72,7 @@ export const ToolResultBlockSchema = z.lazy(() =>
     images: z.optional(z.array(ImageSchema)),
   }),
 );
-export const ImageBlockSchema = z.lazy(() =>
+export const ImageBlockSchema = lazySchema(() =>
   z.object({
     type: z.literal("image"),
     media_type: z.string(),
@@ -80,7 +81,7 @@ export const ImageBlockSchema = z.lazy(() =>
   }),
 );
 /** Vendor state with no neutral meaning (encrypted reasoning); replayed verbatim to the producer. */
-export const OpaqueBlockSchema = z.lazy(() =>
+export const OpaqueBlockSchema = lazySchema(() =>
   z.object({
     type: z.literal("opaque"),
     provider: z.string(),
@@ -88,7 +89,7 @@ export const OpaqueBlockSchema = z.lazy(() =>
   }),
 );
 
-export const BlockSchema = z.lazy(() =>
+export const BlockSchema = lazySchema(() =>
   z.discriminatedUnion("type", [
     TextBlockSchema,
     ThinkingBlockSchema,
@@ -105,7 +106,7 @@ export type ToolUseBlock = z.infer<typeof ToolUseBlockSchema>;
 export type ToolResultBlock = z.infer<typeof ToolResultBlockSchema>;
 export type OpaqueBlock = z.infer<typeof OpaqueBlockSchema>;
 
-export const MessageSchema = z.lazy(() =>
+export const MessageSchema = lazySchema(() =>
   z.object({
     role: z.enum(["user", "assistant"]),
     blocks: z.array(BlockSchema),
@@ -119,7 +120,7 @@ export type Message = z.infer<typeof MessageSchema>;
  * Token counts of one request. `input` excludes cached tokens: the whole prompt is
  * `input + cache_read + cache_write` tokens.
  */
-export const UsageSchema = z.lazy(() =>
+export const UsageSchema = lazySchema(() =>
   z.object({
     input: z.number(),
     output: z.number(),

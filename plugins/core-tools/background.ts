@@ -6,10 +6,10 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolResult } from "../../kernel/index.js";
+import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 
-const shellIdInput = z.lazy(() => z.object({ id: z.string().check(z.describe('Background shell id, e.g. "bg-1"')) }));
+const shellIdInput = lazySchema(() => z.object({ id: z.string().check(z.describe('Background shell id, e.g. "bg-1"')) }));
 import { cleanOutput, killGroup, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
 
 /** Unread bytes kept per shell; older unread output is dropped (the sidecar keeps it all). */

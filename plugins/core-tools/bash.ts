@@ -5,7 +5,7 @@
  * not hang on background children that keep the output pipe open.
  */
 import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import type { BackgroundShells } from "./background.js";
 import { ToolInputError, errorResult, resolveWritePath } from "./paths.js";
@@ -15,7 +15,7 @@ import { EXIT_DRAIN_MS, OutputCapture, cleanOutput, startShell } from "./shell.j
 export const DEFAULT_TIMEOUT_S = 120;
 export const MAX_TIMEOUT_S = 600;
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     command: z.string().check(z.describe("The command to run with bash -c")),
     timeout: z.optional(z.number().check(z.positive()).check(z.lte(MAX_TIMEOUT_S))).check(z.describe(`Timeout in seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S})`)),

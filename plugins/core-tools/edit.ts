@@ -2,12 +2,12 @@
  * `edit` (LARIK-REFERENCE §3): one exact-string replacement, unique unless `replace_all`.
  */
 import * as z from "zod/mini";
-import { defineTool } from "../../kernel/index.js";
+import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { editFile } from "./edit-core.js";
 import { pathSubject } from "./paths.js";
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     path: z.string().check(z.describe("File to edit, relative to the working directory or absolute")),
     old_string: z.string().check(z.describe("Exact text to replace, including whitespace; must occur once unless replace_all")),

@@ -6,7 +6,7 @@
 import { stat } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
-import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
 import { ripgrepPath, runRipgrep, walkFiles, type RipgrepOption } from "./walk.js";
@@ -16,7 +16,7 @@ export const MAX_GLOB_RESULTS = 200;
 /** Matches whose mtime is looked up for sorting at most. */
 const MAX_SORTED = 20_000;
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     pattern: z.string().check(z.describe('Glob pattern such as "**/*.ts" or "src/**/test_*.py"')),
     path: z.optional(z.string()).check(z.describe("Directory to search (default: the working directory)")),

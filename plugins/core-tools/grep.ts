@@ -7,7 +7,7 @@
 import { open, stat } from "node:fs/promises";
 import { relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, capOutput, defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { OUTPUT_CAP_BYTES, capOutput, defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import type { SearchToolOptions } from "./glob.js";
 import { looksBinary } from "./fileio.js";
@@ -23,7 +23,7 @@ export const MAX_COLUMNS = 300;
 /** Files larger than this are skipped by the JavaScript search, in bytes. */
 const MAX_FALLBACK_FILE_BYTES = 16 * 1024 * 1024;
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     pattern: z.string().check(z.describe("Regular expression to search for")),
     path: z.optional(z.string()).check(z.describe("File or directory to search (default: the working directory)")),

@@ -3,12 +3,12 @@
  * order, all or nothing, with one checkpoint and one write.
  */
 import * as z from "zod/mini";
-import { defineTool } from "../../kernel/index.js";
+import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { editFile } from "./edit-core.js";
 import { pathSubject } from "./paths.js";
 
-const edit = z.lazy(() =>
+const edit = lazySchema(() =>
   z.object({
     old_string: z.string().check(z.describe("Exact text to replace; must occur once unless replace_all")),
     new_string: z.string().check(z.describe("Replacement text")),
@@ -17,7 +17,7 @@ const edit = z.lazy(() =>
 );
 
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     path: z.string().check(z.describe("File to edit, relative to the working directory or absolute")),
     edits: z.array(edit).check(z.minLength(1)).check(z.maxLength(100)).check(z.describe("Replacements applied in order, each to the result of the previous one")),

@@ -4,14 +4,14 @@
  */
 import { open } from "node:fs/promises";
 import * as z from "zod/mini";
-import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { sidecarFile } from "./sidecar.js";
 
 /** Bytes returned at most per call (§3). */
 export const MAX_RAW_BYTES = 20_000;
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     tool_call_id: z.string().check(z.describe("The id of the earlier bash tool call")),
     offset: z.optional(z.int().check(z.gte(0)).check(z.lte(Number.MAX_SAFE_INTEGER))).check(z.describe("Byte offset to start at (default 0)")),

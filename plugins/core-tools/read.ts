@@ -5,7 +5,7 @@
 import { open, stat } from "node:fs/promises";
 import { extname } from "node:path";
 import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, defineTool, type FileTracker, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { OUTPUT_CAP_BYTES, defineTool, type FileTracker, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { looksBinary } from "./fileio.js";
 import { ToolInputError, errorResult, pathSubject, resolvePath } from "./paths.js";
@@ -46,7 +46,7 @@ function memoOf(files: FileTracker): Map<string, ReadMemo> {
   return m;
 }
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     path: z.string().check(z.describe("File to read, relative to the working directory or absolute")),
     offset: z.optional(z.int().check(z.gte(1)).check(z.lte(100_000_000))).check(z.describe("First line to return, 1-based")),

@@ -3,13 +3,13 @@
  * call in the transcript is the list, so the result does not echo it; front ends read `display`.
  */
 import * as z from "zod/mini";
-import { defineTool } from "../../kernel/index.js";
+import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 
 /** Items in one list at most (§3). */
 export const MAX_TODOS = 50;
 
-const todo = z.lazy(() =>
+const todo = lazySchema(() =>
   z.object({
     content: z.string().check(z.minLength(1)).check(z.describe("What to do, imperative (\"Run the tests\")")),
     status: z.enum(["pending", "in_progress", "completed"]).check(z.describe("pending, in_progress or completed")),
@@ -17,7 +17,7 @@ const todo = z.lazy(() =>
   }),
 );
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     todos: z.array(todo).check(z.maxLength(MAX_TODOS)).check(z.refine((l) => l.filter((t) => t.status === "in_progress").length <= 1, {
         message: "at most one item may be in_progress; mark the others pending or completed",

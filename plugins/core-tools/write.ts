@@ -4,13 +4,13 @@
  */
 import { readFile } from "node:fs/promises";
 import * as z from "zod/mini";
-import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { miniDiff } from "./diff.js";
 import { commitWrite, countLines, prepareWrite, type WriteTarget } from "./fileio.js";
 import { errorResult, pathSubject } from "./paths.js";
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     path: z.string().check(z.describe("File to write, relative to the working directory or absolute")),
     content: z.string().check(z.describe("The complete new content of the file")),

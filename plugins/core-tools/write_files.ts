@@ -5,12 +5,12 @@
  */
 import { resolve } from "node:path";
 import * as z from "zod/mini";
-import { defineTool, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { prepareWrite, type WriteTarget } from "./fileio.js";
 import { writeOne } from "./write.js";
 
-const input = z.lazy(() =>
+const input = lazySchema(() =>
   z.object({
     files: z.array(
         z.object({

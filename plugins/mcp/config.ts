@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import * as z from "zod/mini";
-import { validateToolInput } from "../../kernel/index.js";
+import { validateToolInput, lazySchema } from "../../kernel/index.js";
 
 /** A stdio server: a command Larik starts and talks to over stdin/stdout. */
 export interface StdioServerConfig {
@@ -48,9 +48,9 @@ export interface ServerEntry {
   error?: string;
 }
 
-// zod/mini: this module loads at every start-up, where classic zod would cost ~70 ms; z.lazy
+// zod/mini: this module loads at every start-up, where classic zod would cost ~70 ms; lazySchema
 // builds the schema only when a server is configured.
-const EntrySchema = z.lazy(() => {
+const EntrySchema = lazySchema(() => {
   const strRecord = z.record(z.string(), z.string());
   return z.object({
     type: z.optional(z.enum(["stdio", "http", "sse", "streamable-http", "streamableHttp"])),

@@ -9,7 +9,7 @@ import {
   isoTime,
   isPrompt,
   projectKey,
-  SessionMetaSchema,
+  sessionMetaProblem,
   type SessionEntry,
   type SessionHandle,
   type SessionMeta,
@@ -58,8 +58,8 @@ export class JsonlSessionStore implements SessionStore {
    * @throws Error when `meta` is invalid or the folder cannot be created.
    */
   async create(meta: SessionMeta): Promise<SessionHandle> {
-    const m = SessionMetaSchema.safeParse(meta);
-    if (!m.success) throw new Error(`invalid session meta: ${m.error.issues[0]?.message ?? "schema mismatch"}`);
+    const problem = sessionMetaProblem(meta);
+    if (problem) throw new Error(`invalid session meta: ${problem}`);
     return this.#createWith(meta.cwd, [], (id) => [{ id: `${id}-0`, parent_id: null, type: "meta", ts: isoTime(), meta }]);
   }
 

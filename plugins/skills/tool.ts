@@ -4,11 +4,11 @@
  * One instance per fresh context, over that context's frozen index.
  */
 import * as z from "zod/mini";
-import { defineTool, errorText, type Agent } from "../../kernel/index.js";
+import { defineTool, errorText, type Agent, lazySchema } from "../../kernel/index.js";
 import type { IndexItem } from "./catalog.js";
 
-// z.lazy: built at the first call, not at every start-up
-const SkillInput = z.lazy(() =>
+// lazySchema: built at the first call, not at every start-up
+const SkillInput = lazySchema(() =>
   z.object({
     name: z.string().check(z.describe("The skill or command name, exactly as listed in the skills index")),
     arguments: z.optional(z.string()).check(z.describe("Arguments for the skill ($ARGUMENTS, $1..$9), if it takes any")),

@@ -1,0 +1,42 @@
+import * as z from "zod/mini";
+import * as classic from "zod";
+import { describe, expect, it } from "vitest";
+import { lazySchema } from "./lazy-schema.js";
+
+describe("lazySchema", () => {
+  it("builds the schema at its first use, once, and stands for it", () => {
+    let built = 0;
+    const Point = lazySchema(() => {
+      built++;
+      return z.object({ x: z.number(), y: z.number() });
+    });
+    const Line = lazySchema(() => z.object({ from: Point, to: z.optional(Point) }));
+    expect(built).toBe(0);
+    expect(Line.safeParse({ from: { x: 1, y: 2 } }).success).toBe(true);
+    expect(built).toBe(1);
+    expect(z.safeParse(Point, { x: 1 }).success).toBe(false);
+    expect(Point.safeParse({ x: 1, y: 2 }).data).toEqual({ x: 1, y: 2 });
+    expect(Point instanceof z.ZodMiniObject).toBe(true);
+    expect(z.toJSONSchema(Line)).toMatchObject({ properties: { from: { properties: { x: { type: "number" } } } }, required: ["from"] });
+    expect(built).toBe(1);
+  });
+
+  it("works with classic zod schemas too", () => {
+    const Name = lazySchema(() => classic.string().min(2));
+    expect(Name.safeParse("a").success).toBe(false);
+    expect(classic.object({ name: Name }).parse({ name: "ab" })).toEqual({ name: "ab" });
+  });
+
+  it("throws on a schema that reads itself while being built, and builds again after an error", () => {
+    const Self: z.ZodMiniType = lazySchema(() => z.object({ again: Self._zod.def as never }));
+    expect(() => Self.safeParse({})).toThrow(/read itself while being built/);
+    let fail = true;
+    const Flaky = lazySchema(() => {
+      if (fail) throw new Error("not yet");
+      return z.string();
+    });
+    expect(() => Flaky.safeParse("x")).toThrow("not yet");
+    fail = false;
+    expect(Flaky.safeParse("x").success).toBe(true);
+  });
+});
