@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { builtinModules, createRequire } from "node:module";
 import { defineConfig, type Options } from "tsup";
 import { CJS_WRAPPER_HEAD, CJS_WRAPPER_TAIL } from "./cli/cjs-wrapper.js";
@@ -52,6 +53,124 @@ const lazyBuiltins: Plugin = {
           ...fns.map((n) => `export function ${n}(...a) { return load().${n}(...a); }`),
         ].join("\n"),
         loader: "js",
+      };
+    });
+  },
+};
+
+/**
+ * The names a source file under `dirs` uses from `pkg`: `ns.name` after `import * as ns`, and
+ * named imports (`default` for a default import). Tests are left out. Read by {@link lazyPackages},
+ * which offers only these: a name used some other way fails the build (`import-is-undefined`).
+ */
+function namesUsedFrom(pkg: string, dirs: string[]): Set<string> {
+  const names = new Set<string>();
+  const from = `from "${pkg}"`;
+  for (const dir of dirs) {
+    for (const file of readdirSync(dir, { recursive: true, encoding: "utf8" })) {
+      if (!file.endsWith(".ts") || file.endsWith(".test.ts") || /(^|\/)test\//.test(file)) continue;
+      const src = readFileSync(join(dir, file), "utf8");
+      if (!src.includes(from)) continue;
+      for (const m of src.matchAll(/^import (?!type )(.*) from "([^"]+)";$/gm)) {
+        if (m[2] !== pkg) continue;
+        const ns = /\* as (\w+)/.exec(m[1]!)?.[1];
+        if (ns) for (const use of src.matchAll(new RegExp(`\\b${ns}\\.(\\w+)`, "g"))) names.add(use[1]!);
+        const named = /\{([^}]*)\}/.exec(m[1]!)?.[1];
+        if (named) for (const n of named.split(",")) if (n.trim() && !n.trim().startsWith("type ")) names.add(n.trim().split(/\s+as\s+/)[0]!);
+        if (/^\w+(,|$)/.test(m[1]!)) names.add("default");
+      }
+    }
+  }
+  return names;
+}
+
+/**
+ * For the headless bundle only: zod and picomatch load at their first use, not when the bundle
+ * starts. A `-p` run validates nothing and matches no glob before its first model request (the
+ * kernel's schemas are built lazily, kernel/lazy-schema.ts), and setting up zod's ~30 modules and
+ * picomatch's tables cost it ~4 ms there, most of it allocation: enough that the young
+ * generation filled up once more before the request was sent. Our imports of these packages
+ * resolve to a module of functions that load the real one on first call, through a `require`,
+ * which makes esbuild wrap the package in an init function. The real module is re-exported with
+ * only the functions our sources use ({@link namesUsedFrom}), so that the rest stays out as before.
+ */
+const LAZY_PACKAGES = ["zod/mini", "zod/v4/locales/en.js", "picomatch"];
+const lazyPackages: Plugin = {
+  name: "lazy-packages",
+  setup(build) {
+    const nodeRequire = createRequire(import.meta.url);
+    const used = (pkg: string): string[] => {
+      const real = nodeRequire(pkg) as Record<string, unknown>;
+      // a CommonJS package's default export is its module.exports
+      const value = (n: string) => (n === "default" ? (real.default ?? real) : real[n]);
+      return [...namesUsedFrom(pkg, ["kernel", "plugins", "cli"])].filter((n) => typeof value(n) === "function").sort();
+    };
+    const filter = new RegExp(`^(${LAZY_PACKAGES.map((p) => p.replace(/[./]/g, "\\$&")).join("|")})$`);
+    build.onResolve({ filter }, (args) =>
+      args.kind === "import-statement" && args.namespace === "file" && !/node_modules/.test(args.importer)
+        ? { path: args.path, namespace: "lazy-package" }
+        : undefined,
+    );
+    // the facade: a function per used name that calls the real one
+    build.onLoad({ filter: /.*/, namespace: "lazy-package" }, (args) => ({
+      contents: [
+        `let m; const load = () => (m ??= require(${JSON.stringify(`lazy-package-real:${args.path}`)}).fns);`,
+        // `export { f as name }`: some names (`null`, `default`) cannot name a function
+        ...used(args.path).map((n, i) => `function f${i}(...a) { return load()[${JSON.stringify(n)}](...a); }\nexport { f${i} as ${n} };`),
+      ].join("\n"),
+      loader: "js",
+      resolveDir: process.cwd(),
+    }));
+    // the real module, trimmed to the used names so that esbuild can leave the rest out, as one
+    // object: a module's exports become a namespace object with a getter each, built at start
+    build.onResolve({ filter: /^lazy-package-real:/ }, (args) => ({ path: args.path.slice("lazy-package-real:".length), namespace: "lazy-package-real" }));
+    build.onLoad({ filter: /.*/, namespace: "lazy-package-real" }, async (args) => {
+      const real = await build.resolve(args.path, { kind: "import-statement", resolveDir: process.cwd(), namespace: "lazy-package-real" });
+      const names = used(args.path);
+      const locals = names.map((n, i) => `${n} as f${i}`).join(", ");
+      return {
+        contents: `import { ${locals} } from ${JSON.stringify(real.path)};\nexport const fns = { ${names.map((n, i) => `${JSON.stringify(n)}: f${i}`).join(", ")} };`,
+        loader: "js",
+        resolveDir: process.cwd(),
+      };
+    });
+  },
+};
+
+/**
+ * For the headless bundle only: kernel/public-api.ts builds the kernel's module object when a
+ * config file asks for it, from named imports, instead of an `import * as` namespace. esbuild
+ * creates a namespace object, one getter per export, when the bundle starts, even for a module
+ * loaded on demand, and for the kernel's ~160 exports that was ~55 KB of the young generation
+ * at every start: enough, with the rest, to fill it once more before the first model request.
+ * The export names come from esbuild's metafile of kernel/index.ts; a test compares the object
+ * a config file gets with the kernel's exports.
+ */
+const kernelModuleOnDemand: Plugin = {
+  name: "kernel-module-on-demand",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]kernel[\\/]public-api\.ts$/ }, async () => {
+      const probe = await build.esbuild.build({
+        entryPoints: ["kernel/index.ts"],
+        bundle: true,
+        write: false,
+        format: "esm",
+        platform: "node",
+        packages: "external",
+        metafile: true,
+        outdir: "probe",
+        logLevel: "silent",
+      });
+      const names = Object.values(probe.metafile.outputs).flatMap((o) => o.exports);
+      return {
+        contents: [
+          `import { ${names.join(", ")} } from "./index.js";`,
+          `export function kernelModule() {`,
+          `  return Object.freeze({ __proto__: null, [Symbol.toStringTag]: "Module", ${names.join(", ")} });`,
+          `}`,
+        ].join("\n"),
+        loader: "js",
+        resolveDir: join(process.cwd(), "kernel"),
       };
     });
   },
@@ -156,8 +275,10 @@ export default defineConfig([
       // A script compiled by vm.Script cannot run import() without an experimental flag, so the
       // packages loaded on demand are required (Node >= 20.19 requires ES modules without a flag).
       options.supported = { ...options.supported, "dynamic-import": false };
+      // a property of a lazy package's facade that it does not offer (see lazyPackages)
+      options.logOverride = { ...options.logOverride, "import-is-undefined": "error" };
     },
-    esbuildPlugins: [frontEndsLeftOut, lazyBuiltins],
+    esbuildPlugins: [frontEndsLeftOut, lazyBuiltins, lazyPackages, kernelModuleOnDemand],
     // Local names shortened (terser, after esbuild): a fifth fewer bytes to read and to hold as a
     // string at every run (bench/startup.mjs). Function and class names stay, for stack traces;
     // dist/headless.cjs.map maps positions back to the sources.

@@ -91,11 +91,11 @@ export async function readConfigSource(file: string): Promise<ConfigSource> {
  * `/reload` must see edited files.
  */
 async function jitiFor(file: string, env: NodeJS.ProcessEnv): Promise<Jiti> {
-  const [{ createJiti }, kernel, zod] = await Promise.all([import("jiti"), import("./index.js"), import("zod")]);
+  const [{ createJiti }, { kernelModule }, zod] = await Promise.all([import("jiti"), import("./public-api.js"), import("zod")]);
   const id = file.startsWith("file:") ? file : pathToFileURL(file).href;
   const fsCache = await transformCacheDir(env);
   const probe = createJiti(id, { moduleCache: false, fsCache });
-  const virtualModules: Record<string, unknown> = { larik: kernel };
+  const virtualModules: Record<string, unknown> = { larik: kernelModule() };
   if (!probe.esmResolve("zod", { try: true })) virtualModules.zod = zod;
   return createJiti(id, { moduleCache: false, fsCache, virtualModules });
 }

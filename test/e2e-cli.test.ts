@@ -179,16 +179,22 @@ describe("larik -p end to end", () => {
     expect(JSON.stringify(server.requests[0]!.body.messages)).toContain("hello from a pipe");
   });
 
-  it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3", async () => {
+  it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod before the request", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
-    // a preload that reports, at exit, the built-in modules loaded and the files required
+    // a preload that reports, at exit, the built-in modules loaded and the files required, and
+    // whether zod was set up (it marks globalThis) when the first model request started
     const report = join(home, "loaded.json");
     const preload = join(home, "loaded.cjs");
     writeFileSync(
       preload,
-      `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify({ builtins: process.moduleLoadList, files: Object.keys(require.cache) })));\n`,
+      [
+        `let zodAtRequest;`,
+        `require("node:diagnostics_channel").subscribe("http.client.request.start", () => { zodAtRequest ??= "__zod_globalConfig" in globalThis; });`,
+        `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify({ builtins: process.moduleLoadList, files: Object.keys(require.cache), zodAtRequest, zodAtExit: "__zod_globalConfig" in globalThis })));`,
+        ``,
+      ].join("\n"),
     );
     // the second run: the first one also prunes old checkpoints (at most once a day)
     for (const answer of ["first", "second"]) {
@@ -198,7 +204,9 @@ describe("larik -p end to end", () => {
       );
       expect(code).toBe(0);
     }
-    const loaded = JSON.parse(readFileSync(report, "utf8")) as { builtins: string[]; files: string[] };
+    const loaded = JSON.parse(readFileSync(report, "utf8")) as { builtins: string[]; files: string[]; zodAtRequest: boolean; zodAtExit: boolean };
+    // zod is set up at its first use, the validation of the answer's first event
+    expect([loaded.zodAtRequest, loaded.zodAtExit]).toEqual([false, true]);
     expect(loaded.builtins).toContain("NativeModule _http_client"); // the answer did come over node:http
     // (bare node already has internal/webstreams/util and queuingstrategies)
     expect(loaded.builtins.filter((m) => /webstreams\/(readablestream|adapters)$|fs\/promises$|readline/.test(m))).toEqual([]);
@@ -275,7 +283,10 @@ describe("larik -p end to end", () => {
       join(cfgDir, "larik.config.ts"),
       [
         'import { definePlugin, defineConfig } from "larik";',
+        'import * as larik from "larik";',
+        'import { writeFileSync } from "node:fs";',
         'import { z } from "zod";',
+        `writeFileSync(${JSON.stringify(join(home, "larik-exports.json"))}, JSON.stringify(Object.keys(larik)));`,
         "const shout = definePlugin({",
         '  name: "shout",',
         "  setup(ctx) {",
@@ -311,6 +322,9 @@ describe("larik -p end to end", () => {
     expect([...ends.keys()].sort()).toEqual(["mcp__everything__echo", "read", "shout"]);
     expect([...ends.values()].some((e) => e.is_error)).toBe(false);
     expect(ends.get("shout")!.output).toBe("FROM A CONFIG PLUGIN");
+    // "larik" is the whole public kernel (the headless build assembles it on demand)
+    const kernelExports = Object.keys(await import("../kernel/index.js")).sort();
+    expect(JSON.parse(readFileSync(join(home, "larik-exports.json"), "utf8")).sort()).toEqual(kernelExports);
     expect(ends.get("mcp__everything__echo")!.output).toContain("from mcp");
     expect(ends.get("read")!.output).toContain("return a - b;");
     expect(JSON.parse(readFileSync(hookLog, "utf8"))).toMatchObject({ hook_event_name: "PreToolUse", tool_name: "read" });
@@ -410,6 +424,17 @@ describe("larik -p end to end", () => {
       const r = await runCli(["-p"], { cwd: repo, env, input: "" });
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(/-p needs a prompt/);
+    });
+
+    it("a malformed tool call from the model: an English INVALID_ARGUMENTS result, and the turn goes on", async () => {
+      const e = { ...env, OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+      server.requests.length = 0;
+      server.push({ tools: [{ id: "c1", name: "read", input: { path: 42 } }] }, { text: "sorry" });
+      const r = await runCli(["-p", "--model", "openai-compatible/m", "read it"], { cwd: repo, env: e });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe("sorry\n");
+      const result = server.requests[1]!.body.messages.find((m: any) => m.role === "tool").content;
+      expect(result).toMatch(/^INVALID_ARGUMENTS: read: path: Invalid input: expected string, received number/);
     });
 
     it("a torn last session line is recovered and the session resumes", async () => {
