@@ -58,23 +58,34 @@ function home(env: NodeJS.ProcessEnv): string {
   return env.HOME || homedir();
 }
 
-/** The search roots, low → high, each with a label; duplicates (cwd = home) kept once. */
+/**
+ * The search roots that exist, low → high, each with a label; duplicates (cwd = home) kept once.
+ * Most candidates do not exist, so each is checked first with one stat, and only the ones found
+ * are canonicalized and labelled: every start looks for about a dozen.
+ */
 function roots(d: DiscoveryEnv, personal: string[], cfgSub: string, project: string[]): { dir: string; origin: string }[] {
   const h = home(d.env);
-  const list: { dir: string; origin: string }[] = personal.map((p) => ({ dir: join(h, p), origin: `~/${p}` }));
-  list.push({ dir: join(configDir(d.env), cfgSub), origin: tildePath(join(configDir(d.env), cfgSub), d.env) });
+  const candidates: { dir: string; origin: () => string }[] = personal.map((p) => ({ dir: join(h, p), origin: () => `~/${p}` }));
+  const cfg = join(configDir(d.env), cfgSub);
+  candidates.push({ dir: cfg, origin: () => tildePath(cfg, d.env) });
   const dirs = dirsFromRoot(d.cwd);
   const root = dirs[0] ?? d.cwd;
   for (const dir of dirs) {
-    for (const p of project) list.push({ dir: join(dir, p), origin: relative(root, join(dir, p)) || p });
+    for (const p of project) {
+      const at = join(dir, p);
+      candidates.push({ dir: at, origin: () => relative(root, at) || p });
+    }
   }
   const seen = new Set<string>();
-  return list.filter((r) => {
-    const c = canonicalDir(r.dir);
-    if (seen.has(c)) return false;
-    seen.add(c);
-    return true;
-  });
+  const found: { dir: string; origin: string }[] = [];
+  for (const c of candidates) {
+    if (!dirExists(c.dir)) continue;
+    const canon = canonicalDir(c.dir);
+    if (seen.has(canon)) continue;
+    seen.add(canon);
+    found.push({ dir: c.dir, origin: c.origin() });
+  }
+  return found;
 }
 
 /**
@@ -122,7 +133,6 @@ export async function discoverSkills(d: DiscoveryEnv): Promise<Discovered> {
   const problems: string[] = [];
   for (const r of roots(d, [".agents/skills", ".claude/skills"], "skills", [".agents/skills", ".claude/skills", ".larik/skills"])) {
     let names: string[];
-    if (!dirExists(r.dir)) continue;
     try {
       names = (await readdir(r.dir)).sort();
     } catch {
