@@ -398,16 +398,20 @@ export class Agent {
     const { tools } = await this.context();
     this.#flushHostNotices(emit);
     const hooks = this.host.hooks;
+    // An untapped hook is not called: tapable compiles a function for a hook's first call even
+    // with no taps, and these two are on the path of every first model request.
     if (this.#contextSource !== undefined) {
       const source = this.#contextSource;
       const extra: string[] = [];
-      await hooks.sessionStart.promise({ agent: this, source, addContext: (t) => extra.push(t), notice: say });
+      if (hooks.sessionStart.isUsed()) await hooks.sessionStart.promise({ agent: this, source, addContext: (t) => extra.push(t), notice: say });
       this.notes.push(...extra);
       this.#contextSource = undefined;
     }
     const text = typeof prompt === "string" ? prompt : prompt.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("\n");
     const context: string[] = [];
-    const decision = await hooks.userPromptSubmit.promise({ agent: this, prompt: text, addContext: (t) => context.push(t), notice: say });
+    const decision = hooks.userPromptSubmit.isUsed()
+      ? await hooks.userPromptSubmit.promise({ agent: this, prompt: text, addContext: (t) => context.push(t), notice: say })
+      : undefined;
     if (decision) {
       emit({ type: "notice", text: `prompt ${decision.action === "block" ? "blocked" : "stopped"} by a hook: ${decision.reason}` });
       return decision.action === "block" ? "blocked" : "hook_stopped";
