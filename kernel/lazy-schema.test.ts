@@ -17,6 +17,12 @@ describe("lazySchema", () => {
     expect(z.safeParse(Point, { x: 1 }).success).toBe(false);
     expect(Point.safeParse({ x: 1, y: 2 }).data).toEqual({ x: 1, y: 2 });
     expect(Point instanceof z.ZodMiniObject).toBe(true);
+    const real = z.object({ x: z.number(), y: z.number() });
+    real.safeParse({});
+    expect(Object.keys(Point).sort()).toEqual(Object.keys(real).sort()); // the schema's, not the builder's
+    expect(Object.getOwnPropertyDescriptor(Point, "_zod")?.value.def.type).toBe("object");
+    Object.defineProperty(Point, "tag", { value: 1, configurable: true });
+    expect((Point as unknown as { tag: number }).tag).toBe(1);
     expect(z.toJSONSchema(Line)).toMatchObject({ properties: { from: { properties: { x: { type: "number" } } } }, required: ["from"] });
     expect(built).toBe(1);
   });

@@ -12,7 +12,7 @@ import type * as z from "zod/mini";
  * A zod 4 schema (classic or mini) that `build` makes at the first access to any of its
  * properties: a parse, or another schema reading its `_zod` internals. It stands for the built
  * schema everywhere (`schema.safeParse(x)`, `z.safeParse(schema, x)`, `z.optional(schema)`,
- * `instanceof`), like `z.lazy` but without zod. `build` runs once; schemas that refer to each
+ * `instanceof`, `Object.keys`), like `z.lazy` but without zod. `build` runs once; schemas that refer to each
  * other must not read each other while being built (zod's constructors do not), and a cycle that
  * does throws instead of recursing forever.
  * @param build makes the schema; an error it throws reaches the access that triggered it, and the
@@ -42,13 +42,20 @@ function built(p: Pending): z.core.$ZodType {
   return p.schema;
 }
 
-// One handler for all lazy schemas (a start-up makes dozens). Only the traps zod and callers use:
-// reading, `in`, writing and the prototype (for `instanceof`). Own-key traps are left out: they
-// would report the target's keys, and the schema's non-configurable properties cannot be
-// reported from a target that lacks them (Proxy invariants).
+// One handler for all lazy schemas (a start-up makes dozens), forwarding every operation to the
+// built schema. The Proxy invariants forbid reporting a property as non-configurable unless the
+// target has it so, and the target is only the builder: own properties are reported
+// configurable, which changes nothing for reading them.
 const handler: ProxyHandler<Pending> = {
   get: (p, key) => Reflect.get(built(p), key),
-  has: (p, key) => key in built(p),
   set: (p, key, value) => Reflect.set(built(p), key, value),
-  getPrototypeOf: (p) => Object.getPrototypeOf(built(p)),
+  has: (p, key) => Reflect.has(built(p), key),
+  deleteProperty: (p, key) => Reflect.deleteProperty(built(p), key),
+  defineProperty: (p, key, desc) => Reflect.defineProperty(built(p), key, desc),
+  ownKeys: (p) => Reflect.ownKeys(built(p)),
+  getOwnPropertyDescriptor: (p, key) => {
+    const desc = Reflect.getOwnPropertyDescriptor(built(p), key);
+    return desc && { ...desc, configurable: true };
+  },
+  getPrototypeOf: (p) => Reflect.getPrototypeOf(built(p)),
 };
