@@ -2,7 +2,8 @@
  * `larik --help`: usage, then what the loaded plugins contribute (front ends and their flags,
  * subcommands, providers, tools, slash commands), so a preset's help describes that preset.
  */
-import type { CliOption, Host } from "../kernel/index.js";
+import { join } from "node:path";
+import { configDir, dataDir, tildePath, type CliOption, type Host } from "../kernel/index.js";
 import { VERSION } from "./version.js";
 
 function flag(name: string, o: CliOption): string {
@@ -36,7 +37,10 @@ export function helpText(host: Host, options: Record<string, CliOption>): string
   if (cmds.length) parts.push("\nslash commands:\n" + table(cmds.map((c) => [`/${c.name}${c.args ? ` ${c.args}` : ""}`, c.description])));
   parts.push(`\nplugins: ${host.plugins.join(", ")}`);
   if (host.failed.length) parts.push(`failed plugins: ${host.failed.map((f) => f.name).join(", ")}`);
-  parts.push("\nconfig: ~/.config/larik/config.json (personal), .larik/settings.json (shared), larik.config.ts (plugins)");
-  parts.push("sessions: ~/.local/share/larik/sessions/<dir>-<hash>/<id>.jsonl\n");
+  // the folders in force ($XDG_CONFIG_HOME, $XDG_DATA_HOME), written with ~ where they are under home
+  const personal = tildePath(join(configDir(host.env), "config.json"), host.env);
+  const sessions = tildePath(join(dataDir(host.env), "sessions"), host.env);
+  parts.push(`\nconfig: ${personal} (personal), .larik/settings.json (shared), larik.config.ts (plugins)`);
+  parts.push(`sessions: ${sessions}/<dir>-<hash>/<id>.jsonl\n`);
   return parts.join("\n");
 }
