@@ -237,7 +237,7 @@ describe("docs/config.md example", () => {
     const cfg = await loadConfig(repo, env);
     expect(cfg.notices).toEqual([]);
     expect(cfg.plugins.map((p) => p.name)).toEqual(["greet", "word-count"]);
-    expect(cfg.disable).toEqual(["web"]);
+    expect(cfg.disable).toEqual(["mcp"]);
     expect(cfg.settings.effort).toBe("high");
     expect(cfg.settings.permissions).toEqual({ allow: ["word_count"], deny: ["bash(rm -rf *)"] });
 
