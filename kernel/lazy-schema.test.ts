@@ -33,6 +33,19 @@ describe("lazySchema", () => {
     expect(classic.object({ name: Name }).parse({ name: "ab" })).toEqual({ name: "ab" });
   });
 
+  it("keeps the built schema's metadata and its methods' `this`", () => {
+    const Text = lazySchema(() => z.string().check(z.describe("some text")));
+    expect(z.toJSONSchema(z.object({ t: Text }))).toMatchObject({ properties: { t: { type: "string", description: "some text" } } });
+    expect(z.toJSONSchema(Text)).toMatchObject({ description: "some text" });
+    const Name = lazySchema(() => classic.string().describe("a name"));
+    expect(classic.toJSONSchema(Name)).toMatchObject({ description: "a name" });
+    const reg = classic.registry<{ note: string }>();
+    expect(Name.register(reg, { note: "n" })).toBe(Name);
+    expect(reg.get(Name)).toEqual({ note: "n" });
+    expect(() => Object.freeze(Name)).toThrow(TypeError);
+    expect(Name.safeParse("x").success).toBe(true);
+  });
+
   it("throws on a schema that reads itself while being built, and builds again after an error", () => {
     const Self: z.ZodMiniType = lazySchema(() => z.object({ again: Self._zod.def as never }));
     expect(() => Self.safeParse({})).toThrow(/read itself while being built/);
