@@ -59,9 +59,12 @@ const lazyBuiltins: Plugin = {
 };
 
 /**
- * The names a source file under `dirs` uses from `pkg`: `ns.name` after `import * as ns`, and
+ * The names the source files under `dirs` use from `pkg`: `ns.name` after `import * as ns`, and
  * named imports (`default` for a default import). Tests are left out. Read by {@link lazyPackages},
- * which offers only these: a name used some other way fails the build (`import-is-undefined`).
+ * whose facades offer only these, as plain functions: a use they would not serve fails the build,
+ * here (the namespace as a value, a property of the default export) or in esbuild (a name not
+ * offered, `import-is-undefined`).
+ * @throws Error naming the file and the use the facade cannot serve
  */
 function namesUsedFrom(pkg: string, dirs: string[]): Set<string> {
   const names = new Set<string>();
@@ -71,13 +74,24 @@ function namesUsedFrom(pkg: string, dirs: string[]): Set<string> {
       if (!file.endsWith(".ts") || file.endsWith(".test.ts") || /(^|\/)test\//.test(file)) continue;
       const src = readFileSync(join(dir, file), "utf8");
       if (!src.includes(from)) continue;
+      const code = src.replace(/^import .*$/gm, "").replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, "");
+      const refuse = (what: string) => {
+        throw new Error(`${join(dir, file)}: ${what}; the headless build loads ${pkg} on first use and offers only calls of its functions (tsup.config.ts, lazyPackages)`);
+      };
       for (const m of src.matchAll(/^import (?!type )(.*) from "([^"]+)";$/gm)) {
         if (m[2] !== pkg) continue;
         const ns = /\* as (\w+)/.exec(m[1]!)?.[1];
-        if (ns) for (const use of src.matchAll(new RegExp(`\\b${ns}\\.(\\w+)`, "g"))) names.add(use[1]!);
+        if (ns) {
+          for (const use of code.matchAll(new RegExp(`(?<![\\w.])${ns}\\s*\\.\\s*(\\w+)`, "g"))) names.add(use[1]!);
+          if (new RegExp(`(?<![\\w.])${ns}\\b(?!\\s*\\.)`).test(code)) refuse(`"${ns}" is used as a value`);
+        }
         const named = /\{([^}]*)\}/.exec(m[1]!)?.[1];
         if (named) for (const n of named.split(",")) if (n.trim() && !n.trim().startsWith("type ")) names.add(n.trim().split(/\s+as\s+/)[0]!);
-        if (/^\w+(,|$)/.test(m[1]!)) names.add("default");
+        const dflt = /^(\w+)(,|$)/.exec(m[1]!)?.[1];
+        if (dflt) {
+          names.add("default");
+          if (new RegExp(`(?<![\\w.])${dflt}\\s*\\.\\s*\\w`).test(code)) refuse(`a property of "${dflt}" is read`);
+        }
       }
     }
   }
@@ -103,7 +117,9 @@ const lazyPackages: Plugin = {
       const real = nodeRequire(pkg) as Record<string, unknown>;
       // a CommonJS package's default export is its module.exports
       const value = (n: string) => (n === "default" ? (real.default ?? real) : real[n]);
-      return [...namesUsedFrom(pkg, ["kernel", "plugins", "cli"])].filter((n) => typeof value(n) === "function").sort();
+      // functions only, and not classes (capitalized, like zod's ZodMiniType): a facade function
+      // cannot stand for a class in `new` or `instanceof`, so a use of one as a value fails the build
+      return [...namesUsedFrom(pkg, ["kernel", "plugins", "cli"])].filter((n) => typeof value(n) === "function" && !/^[A-Z$]/.test(n)).sort();
     };
     const filter = new RegExp(`^(${LAZY_PACKAGES.map((p) => p.replace(/[./]/g, "\\$&")).join("|")})$`);
     build.onResolve({ filter }, (args) =>
@@ -275,7 +291,8 @@ export default defineConfig([
       // A script compiled by vm.Script cannot run import() without an experimental flag, so the
       // packages loaded on demand are required (Node >= 20.19 requires ES modules without a flag).
       options.supported = { ...options.supported, "dynamic-import": false };
-      // a property of a lazy package's facade that it does not offer (see lazyPackages)
+      // a property of a lazy package's facade that it does not offer (see lazyPackages). esbuild
+      // cannot scope this to those modules: any import of a missing export fails this build.
       options.logOverride = { ...options.logOverride, "import-is-undefined": "error" };
     },
     esbuildPlugins: [frontEndsLeftOut, lazyBuiltins, lazyPackages, kernelModuleOnDemand],
