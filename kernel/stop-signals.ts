@@ -3,7 +3,9 @@
  * outside), a polite kill (SIGTERM) and the terminal closing (SIGHUP). A front end traps each
  * once to end its turn cleanly (every tool_use answered, the session written, the sandbox's
  * placeholders removed) and then exits as the signal would have: 128 + its number, the shell's
- * convention. A second signal finds no handler and kills at once.
+ * convention. A second SIGINT or SIGTERM finds no handler and kills at once. A second SIGHUP does
+ * not: closing a terminal sends more than one (the kernel's hangup, then an interactive shell
+ * passes its own on to its jobs, ~1 ms apart), and the process must live to finish writing.
  */
 
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
@@ -22,21 +24,32 @@ export interface StopSignalTrap {
   dispose(): void;
 }
 
-/** Calls `onStop` at the first of {@link STOP_SIGNALS}, instead of Node's default of dying. */
+/** Takes every SIGHUP after the first stop signal: the terminal is gone, and more hangups follow. */
+const ignoreHangup = () => {};
+
+/**
+ * Calls `onStop` at the first of {@link STOP_SIGNALS}, instead of Node's default of dying. From
+ * then on SIGHUP is ignored until the process exits, also after `dispose()` (a front end disposes
+ * the trap before the session is closed); SIGINT and SIGTERM get Node's default again.
+ */
 export function trapStopSignals(onStop: (signal: StopSignal) => void): StopSignalTrap {
   let received: StopSignal | undefined;
+  const off = () => {
+    for (const s of STOP_SIGNALS) process.off(s, handler);
+  };
   const handler = (signal: StopSignal) => {
-    received ??= signal;
+    if (received) return;
+    received = signal;
+    off();
+    if (!process.listeners("SIGHUP").includes(ignoreHangup)) process.on("SIGHUP", ignoreHangup);
     onStop(signal);
   };
-  for (const s of STOP_SIGNALS) process.once(s, handler);
+  for (const s of STOP_SIGNALS) process.on(s, handler);
   return {
     get signal() {
       return received;
     },
     exitStatus: (status) => (received ? 128 + SIGNAL_NUMBERS[received] : status),
-    dispose: () => {
-      for (const s of STOP_SIGNALS) process.off(s, handler);
-    },
+    dispose: off,
   };
 }

@@ -230,6 +230,12 @@ describe("larik -p end to end", () => {
       for (let i = 0; i < 200 && !stderr.includes("→ bash"); i++) await new Promise((r) => setTimeout(r, 50));
       await new Promise((r) => setTimeout(r, 300)); // the command is running
       child.kill(signal);
+      if (signal === "SIGHUP") {
+        // a closed terminal often hangs up twice (the kernel, then an interactive shell): the
+        // second must not cut the clean-up short
+        await new Promise((r) => setTimeout(r, 5));
+        child.kill(signal);
+      }
       expect(await closed).toBe(status);
       expect(stderr).toContain(`! stopped by ${signal}`);
       // the sandbox's placeholders (.git, .larik, .claude, .mcp.json) went with the run

@@ -166,14 +166,22 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     server.push({ text: "Waiting.", tools: [{ id: "call_1", name: "bash", input: { command: "sleep 30" } }] });
     const env = [`PATH=${process.env.PATH}`, `HOME=${home}`, `XDG_CONFIG_HOME=${join(home, ".config")}`, `XDG_DATA_HOME=${join(home, "data")}`, "TERM=tmux-256color", "LANG=C.UTF-8", `OPENAI_BASE_URL=${server.url}/v1`, "OPENAI_API_KEY=k"];
     const cmd = ["env", "-i", ...env, process.execPath, program.cli, "--model", "openai-compatible/m", "--mode", "yolo"].map((a) => `'${a}'`).join(" ");
-    tmux("new-session", "-d", "-s", "hup", "-x", "100", "-y", "30", "-c", project, cmd);
+    // typed into an interactive shell, as a user runs it
+    tmux("new-session", "-d", "-s", "hup", "-x", "100", "-y", "30", "-c", project, "bash --norc --noprofile -i");
+    tmux("send-keys", "-t", "hup", "-l", cmd);
+    tmux("send-keys", "-t", "hup", "Enter");
     await waitPane("hup", "ask anything");
     tmux("send-keys", "-t", "hup", "-l", "wait");
     await pause();
     tmux("send-keys", "-t", "hup", "Enter");
     await waitPane("hup", /bash sleep 30[\s\S]*esc to interrupt/);
     const sessions = join(home, "data", "larik", "sessions");
+    const lock = readdirSync(sessions, { recursive: true }).map(String).find((f) => f.endsWith(".jsonl.lock"))!;
+    const pid = Number(readFileSync(join(sessions, lock), "utf8")); // the session's writer: larik
     tmux("kill-session", "-t", "hup"); // the terminal goes: SIGHUP
+    // The shell often passes the hangup on to its job as well, ~1 ms later; here always.
+    await pause(5);
+    process.kill(pid, "SIGHUP");
     // the run ends its turn: the session records the cancelled call's result, and the project is as it was
     let entries = "";
     for (let i = 0; i < 100; i++) {
