@@ -28,6 +28,19 @@ const builtinsForBundledCommonJs: Plugin = {
 };
 
 /**
+ * The source of a module that stands for another and loads it at the first call: one function
+ * per name in `names`, calling that export of what `load` (an expression) evaluates to, once.
+ * Used by {@link lazyBuiltins} and {@link lazyPackages}. Each is named `lazy_<name>`, since some
+ * export names (`null`, `default`, `enum`) cannot name a function, and exported as `<name>`.
+ */
+function facadeSource(load: string, names: string[]): string {
+  return [
+    `let m; const load = () => (m ??= ${load});`,
+    ...names.map((n) => `function lazy_${n}(...a) { return load()[${JSON.stringify(n)}](...a); }\nexport { lazy_${n} as ${n} };`),
+  ].join("\n");
+}
+
+/**
  * For the headless bundle only: node:crypto, node:child_process and node:fs/promises load on
  * first use, not when the bundle starts. Many modules import them, but a `-p` run needs none
  * before its first model request, and loading them costs ~8 ms there (fs/promises brings
@@ -47,13 +60,7 @@ const lazyBuiltins: Plugin = {
     build.onLoad({ filter: /.*/, namespace: "lazy-builtin" }, (args) => {
       const real = nodeRequire(`node:${args.path}`) as Record<string, unknown>;
       const fns = Object.keys(real).filter((n) => typeof real[n] === "function" && /^[a-z]/.test(n));
-      return {
-        contents: [
-          `let m; const load = () => (m ??= process.getBuiltinModule("node:${args.path}"));`,
-          ...fns.map((n) => `export function ${n}(...a) { return load().${n}(...a); }`),
-        ].join("\n"),
-        loader: "js",
-      };
+      return { contents: facadeSource(`process.getBuiltinModule("node:${args.path}")`, fns), loader: "js" };
     });
   },
 };
@@ -129,11 +136,7 @@ const lazyPackages: Plugin = {
     );
     // the facade: a function per used name that calls the real one
     build.onLoad({ filter: /.*/, namespace: "lazy-package" }, (args) => ({
-      contents: [
-        `let m; const load = () => (m ??= require(${JSON.stringify(`lazy-package-real:${args.path}`)}).fns);`,
-        // `export { f as name }`: some names (`null`, `default`) cannot name a function
-        ...used(args.path).map((n, i) => `function f${i}(...a) { return load()[${JSON.stringify(n)}](...a); }\nexport { f${i} as ${n} };`),
-      ].join("\n"),
+      contents: facadeSource(`require(${JSON.stringify(`lazy-package-real:${args.path}`)}).fns`, used(args.path)),
       loader: "js",
       resolveDir: process.cwd(),
     }));
