@@ -530,6 +530,14 @@ export function createCheckpointStore(opts: CheckpointStoreOptions): CheckpointS
   return new FileCheckpointStore(opts);
 }
 
+/** Options of {@link pruneCheckpoints} and {@link pruneCheckpointsDaily}. */
+export interface PruneOptions {
+  /** Session ids whose folders stay whatever their age (the sessions in use). */
+  keep?: string[];
+  /** The current time in ms since the epoch (default `Date.now()`; tests set it). */
+  now?: number;
+}
+
 /** The file in the checkpoints folder whose mtime is the time of the last automatic prune. */
 const PRUNE_STAMP = ".pruned";
 
@@ -543,7 +551,7 @@ const PRUNE_STAMP = ".pruned";
 export async function pruneCheckpointsDaily(
   dataDir: string,
   days: number = DEFAULT_CHECKPOINT_RETENTION_DAYS,
-  opts: { keep?: string[]; now?: number } = {},
+  opts: PruneOptions = {},
 ): Promise<string[]> {
   if (!(days >= 0)) return [];
   const stamp = join(dataDir, "checkpoints", PRUNE_STAMP);
@@ -571,7 +579,7 @@ export async function pruneCheckpointsDaily(
 export async function pruneCheckpoints(
   dataDir: string,
   days: number = DEFAULT_CHECKPOINT_RETENTION_DAYS,
-  opts: { keep?: string[]; now?: number } = {},
+  opts: PruneOptions = {},
 ): Promise<string[]> {
   if (!(days >= 0)) return [];
   const root = join(dataDir, "checkpoints");
