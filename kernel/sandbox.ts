@@ -6,9 +6,10 @@
  * backend (`sandbox` undefined).
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { pidAlive } from "./pid.js";
 import type { Sandbox, SandboxedCommand } from "./registries.js";
 
 /** How long a successful probe stays trusted (ms). Failures are never cached. */
@@ -156,12 +157,45 @@ export function probeByRunning(
 /** Private temp folders of live sandboxes, removed at process exit if still there. */
 const exitCleanup = new Set<string>();
 let exitHooked = false;
+/** The temp folders already searched for {@link removeStaleTmpDirs}, once per process each. */
+const sweptTmp = new Set<string>();
+
+/**
+ * Removes, in the OS temp folder `tmp`, the sandbox temp folders (`larik-sandbox-<pid>-…`) of
+ * processes that are gone: one killed outright (SIGKILL, a crash) never ran its exit cleanup.
+ * Only folders of this user. Like the session locks, it takes a pid that does not run here to be
+ * gone, so it assumes the processes sharing `tmp` share one pid namespace.
+ */
+function removeStaleTmpDirs(tmp: string): void {
+  if (sweptTmp.has(tmp)) return;
+  sweptTmp.add(tmp);
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const pid = Number(/^larik-sandbox-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || pidAlive(pid)) continue;
+    const dir = join(tmp, name);
+    try {
+      const st = lstatSync(dir);
+      if (st.isDirectory() && (uid === undefined || st.uid === uid)) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile, or not ours to remove
+    }
+  }
+}
 
 /**
  * A sandbox backend's private `$TMPDIR` (literal `/tmp` stays read-only in every backend, §19):
- * created on first use under the OS temp folder and again if something deleted it, given as its
- * real path (macOS's `/var` is `/private/var`, which profiles must name), removed by `dispose()`
- * or, failing that, when the process exits.
+ * created on first use under the OS temp folder as `larik-sandbox-<pid>-<random>`, and again if
+ * something deleted it, given as its real path (macOS's `/var` is `/private/var`, which profiles
+ * must name), removed by `dispose()` or, failing that, when the process exits. The first one a
+ * process makes also removes those of processes killed before they could
+ * ({@link removeStaleTmpDirs}).
  */
 export class SandboxTmpDir {
   #dir: string | undefined;
@@ -169,7 +203,9 @@ export class SandboxTmpDir {
   /** The folder's absolute real path, creating it when absent. @throws the mkdtemp error. */
   get(): string {
     if (!this.#dir || !existsSync(this.#dir)) {
-      this.#dir = realpathSync(mkdtempSync(join(tmpdir(), "larik-sandbox-")));
+      const tmp = tmpdir();
+      removeStaleTmpDirs(tmp);
+      this.#dir = realpathSync(mkdtempSync(join(tmp, `larik-sandbox-${process.pid}-`)));
       exitCleanup.add(this.#dir);
       if (!exitHooked) {
         exitHooked = true;
