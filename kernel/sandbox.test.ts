@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, expect, it } from "vitest";
@@ -11,7 +11,7 @@ afterEach(() => {
 });
 
 it("names its temp folder after this process, and removes those of processes killed before their exit cleanup", async () => {
-  const tmp = mkdtempSync(join(tmpdir(), "larik-sandbox-tmp-test-"));
+  const tmp = mkdtempSync(join(tmpdir(), "larik-tmpdir-test-"));
   const dead = spawnSync(process.execPath, ["-e", "0"]).pid!;
   const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 20000)"], { stdio: "ignore" });
   try {
@@ -30,5 +30,6 @@ it("names its temp folder after this process, and removes those of processes kil
     box.dispose();
   } finally {
     live.kill();
+    rmSync(tmp, { recursive: true, force: true });
   }
 });
