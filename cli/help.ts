@@ -39,8 +39,10 @@ export function helpText(host: Host, options: Record<string, CliOption>): string
   if (host.failed.length) parts.push(`failed plugins: ${host.failed.map((f) => f.name).join(", ")}`);
   // the folders in force ($XDG_CONFIG_HOME, $XDG_DATA_HOME), written with ~ where they are under home
   const personal = tildePath(join(configDir(host.env), "config.json"), host.env);
+  const personalCode = tildePath(join(configDir(host.env), "larik.config.ts"), host.env);
   const sessions = tildePath(join(dataDir(host.env), "sessions"), host.env);
-  parts.push(`\nconfig: ${personal} (personal), .larik/settings.json (shared), larik.config.ts (plugins)`);
+  parts.push(`\nconfig: ${personal} (personal), .larik/settings.json (shared)`);
+  parts.push(`config code: ${personalCode} (personal), larik.config.ts in the project (after \`larik config approve\`)`);
   parts.push(`sessions: ${sessions}/<dir>-<hash>/<id>.jsonl\n`);
   return parts.join("\n");
 }

@@ -494,10 +494,12 @@ describe("larik --version and --help", () => {
     for (const l of usage) expect(l.slice(35, 36)).toMatch(/\S/);
     // the folders in force: baseEnv puts config and data in XDG folders under this home
     expect(r.stdout).toContain("config: ~/.config/larik/config.json (personal)");
+    expect(r.stdout).toContain("config code: ~/.config/larik/larik.config.ts (personal), larik.config.ts in the project");
     expect(r.stdout).toContain("sessions: ~/.local/share/larik/sessions/<dir>-<hash>/<id>.jsonl");
     const xdg = mkdtempSync(join(tmpdir(), "larik-e2e-xdg-"));
     const r2 = await runCli(["--help"], { cwd: home, env: { ...baseEnv(home), XDG_CONFIG_HOME: join(xdg, "cfg"), XDG_DATA_HOME: join(xdg, "data") } });
     expect(r2.stdout).toContain(`config: ${join(xdg, "cfg", "larik", "config.json")} (personal)`);
+    expect(r2.stdout).toContain(`config code: ${join(xdg, "cfg", "larik", "larik.config.ts")} (personal)`);
     expect(r2.stdout).toContain(`sessions: ${join(xdg, "data", "larik", "sessions")}/<dir>-<hash>/<id>.jsonl`);
   });
 });
