@@ -84,7 +84,7 @@ describe("serve options", () => {
 });
 
 describe("graceful shutdown", () => {
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
     it(`on ${signal}: closes the running session (file intact), then the server`, async () => {
       const { host, gates } = await makeHost();
       const signals = new EventEmitter();
@@ -118,6 +118,8 @@ describe("graceful shutdown", () => {
       await entered;
 
       signals.emit(signal);
+      // a closing terminal sends more than one hangup; they must not cut the shutdown short
+      if (signal === "SIGHUP") signals.emit("SIGHUP");
       expect(await exit).toBe(0);
       await sse.until(() => sse.ended, "stream end");
       expect(sse.events.at(-1)!.data).toMatchObject({ type: "session_closed", reason: "shutdown" });
@@ -190,7 +192,8 @@ process.exitCode = code;
 `;
 
 describe("larik serve as a process", () => {
-  it("prints {url, token}, and on a real SIGTERM closes the open session and exits 0", async () => {
+  for (const signal of ["SIGTERM", "SIGHUP"] as const)
+  it(`prints {url, token}, and on a real ${signal} closes the open session and exits 0`, async () => {
     const root = resolve(import.meta.dirname, "..");
     const dir = tmp("larik-serve-proc-");
     const script = join(dir, "serve-child.mjs");
@@ -222,10 +225,12 @@ describe("larik serve as a process", () => {
       await request(url, "POST", `/v1/sessions/${created.body.id}/prompt`, { text: "gate forever" }, auth);
       await sse.next("tool_start");
 
-      child.kill("SIGTERM");
+      child.kill(signal);
+      // the terminal closing: the kernel's hangup, then the shell passes its own on
+      if (signal === "SIGHUP") child.kill("SIGHUP");
       expect(await exited).toBe(0);
       expect(stdout.trim().split("\n")).toHaveLength(1);
-      expect(stderr).toContain("SIGTERM: closing 1 session(s)");
+      expect(stderr).toContain(`${signal}: closing 1 session(s)`);
       await sse.until(() => sse.ended, "stream end");
       expect(sse.events.at(-1)!.data.type).toBe("session_closed");
       const location = created.body.location as string;

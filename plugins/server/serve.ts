@@ -1,7 +1,9 @@
 /**
  * The `larik serve` front end (LARIK-REFERENCE §21): start the server, print one JSON line
- * `{"url","token"}` on stdout (logs go to stderr), and on SIGINT/SIGTERM shut down gracefully:
- * close every session, then the server. A second signal stops waiting.
+ * `{"url","token"}` on stdout (logs go to stderr), and on SIGINT, SIGTERM or SIGHUP (the terminal
+ * closing) shut down gracefully: close every session, then the server. A second SIGINT or SIGTERM
+ * stops waiting; further SIGHUPs do not, since a closing terminal often sends two (see the
+ * kernel's stop-signals.ts).
  */
 import type { EventEmitter } from "node:events";
 import type { CliArgs, Host } from "../../kernel/index.js";
@@ -11,7 +13,7 @@ import { startServer, type StartOptions } from "./server.js";
 export interface ServeIO {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
-  /** Where SIGINT/SIGTERM arrive (default `process`). */
+  /** Where SIGINT, SIGTERM and SIGHUP arrive (default `process`). */
   signals: Pick<EventEmitter, "on" | "off">;
   /** Extra server options (tests: small buffers, short keepalive). */
   server?: Partial<StartOptions>;
@@ -64,11 +66,16 @@ export async function runServe(host: Host, args: CliArgs, io: ServeIO = defaultI
     };
     const onInt = () => onSignal("SIGINT");
     const onTerm = () => onSignal("SIGTERM");
+    // stays until the process exits: a hangup with no listener would kill it mid-shutdown
+    const onHup = () => {
+      if (!stopping) onSignal("SIGHUP");
+    };
     const cleanup = () => {
       io.signals.off("SIGINT", onInt);
       io.signals.off("SIGTERM", onTerm);
     };
     io.signals.on("SIGINT", onInt);
     io.signals.on("SIGTERM", onTerm);
+    io.signals.on("SIGHUP", onHup);
   });
 }
