@@ -1,7 +1,8 @@
 /**
  * One writer per session (LARIK-REFERENCE §7): `<id>.jsonl.lock` is created with O_EXCL and
  * holds the owner's pid. A lock whose pid is no longer running is stale (the owner crashed or was
- * killed) and is taken over. Locks held by this process are released on close and on `exit`.
+ * killed) and is taken over, under a guard file so that racing openers cannot both win. Locks
+ * held by this process are released on close and on `exit`.
  *
  * Not covered: SIGKILL or a power loss leaves the lock behind (the next opener takes it over
  * because the pid is dead), and a dead pid reused by an unrelated process makes the lock look
@@ -42,30 +43,16 @@ function readPid(path: string): number | undefined {
  */
 export function acquireLock(lockPath: string, id: string): () => void {
   if (held.has(lockPath)) throw new Error(`session ${id} is already open for writing in this process: close it first`);
-  // Two attempts: the second follows the removal of a stale lock.
+  // A few attempts: each follows the removal of a stale lock, or a wait for another opener's.
   for (let attempt = 0; ; attempt++) {
     let fd: number;
     try {
       fd = openSync(lockPath, "wx", 0o600);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) throw lockError(err, lockPath, id);
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 50) throw lockError(err, lockPath, id);
       const pid = readPid(lockPath);
-      // Our own pid here is a leftover of an earlier process that had the same pid (containers
-      // restart at pid 1), because locks this process holds are in `held`.
-      if (pid !== undefined && pid !== process.pid && pidAlive(pid)) {
-        throw new Error(
-          `session ${id} is already open for writing in another process (pid ${pid}); if no Larik runs as pid ${pid}, delete ${lockPath}`,
-        );
-      }
-      if (pid === undefined && recentlyCreated(lockPath)) {
-        // An empty lock file may be one another process has just created and not yet filled.
-        throw new Error(`session ${id} is already open for writing in another process (pid unknown); if none is, delete ${lockPath}`);
-      }
-      try {
-        unlinkSync(lockPath);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw lockError(e, lockPath, id);
-      }
+      assertStale(pid, lockPath, id);
+      removeStale(lockPath, pid, id);
       continue;
     }
     try {
@@ -93,11 +80,82 @@ export function acquireLock(lockPath: string, id: string): () => void {
   }
 }
 
-function recentlyCreated(path: string): boolean {
+/** @throws the "already open" error unless a lock naming `pid` (read from the file) is stale. */
+function assertStale(pid: number | undefined, lockPath: string, id: string): void {
+  // Our own pid here is a leftover of an earlier process that had the same pid (containers
+  // restart at pid 1), because locks this process holds are in `held`.
+  if (pid !== undefined && pid !== process.pid && pidAlive(pid)) {
+    throw new Error(`session ${id} is already open for writing in another process (pid ${pid}); if no Larik runs as pid ${pid}, delete ${lockPath}`);
+  }
+  if (pid === undefined && recentlyCreated(lockPath)) {
+    // An empty lock file may be one another process has just created and not yet filled.
+    throw new Error(`session ${id} is already open for writing in another process (pid unknown); if none is, delete ${lockPath}`);
+  }
+}
+
+/**
+ * Removes the stale lock that named `stalePid`, under `<lock>.takeover` (O_EXCL). Unguarded, two
+ * openers that both read the same dead pid raced: the slower one's unlink removed the lock the
+ * faster one had just created, and both wrote the session. Under the guard the file is read
+ * again and removed only if it is still the stale one; a fresh lock names a live pid, or is
+ * empty and recent.
+ * @throws the "already open" error when the file now belongs to a live process, or when another
+ *   opener holds the guard for more than ~0.5 s.
+ */
+function removeStale(lockPath: string, stalePid: number | undefined, id: string): void {
+  const guard = `${lockPath}.takeover`;
+  for (let wait = 0; ; wait++) {
+    try {
+      closeSync(openSync(guard, "wx", 0o600));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw lockError(err, lockPath, id);
+      // The guard is held for microseconds; an old one was left by an opener that died holding it.
+      // (A guard gone by now was released: try again, and never remove one we have not seen.)
+      const age = ageMs(guard);
+      if (age === undefined) continue;
+      if (age > 2_000) {
+        unlinkQuietly(guard);
+        continue;
+      }
+      if (wait >= 100) throw new Error(`session ${id} is being opened by another process; if none is, delete ${guard}`);
+      sleepSync(5);
+    }
+  }
   try {
-    return Date.now() - statSync(path).mtimeMs < 5_000;
+    const pid = readPid(lockPath);
+    if (pid !== stalePid) return; // replaced (or removed) since we read it: look again
+    assertStale(pid, lockPath, id);
+    unlinkQuietly(lockPath);
+  } finally {
+    unlinkQuietly(guard);
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+}
+
+/** Blocks the thread for `ms` (opening a session is synchronous, and this wait is rare and short). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function recentlyCreated(path: string): boolean {
+  const age = ageMs(path);
+  return age !== undefined && age < 5_000;
+}
+
+/** How long ago `path` was last modified (ms), or undefined when it is gone. */
+function ageMs(path: string): number | undefined {
+  try {
+    return Date.now() - statSync(path).mtimeMs;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

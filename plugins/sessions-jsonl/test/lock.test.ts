@@ -1,11 +1,14 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { meta, tempStore, user } from "./helpers.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/open-session.mjs", import.meta.url));
+const RACER = fileURLToPath(new URL("./fixtures/lock-race.mjs", import.meta.url));
 const ROOT_DIR = fileURLToPath(new URL("../../../", import.meta.url));
 
 let t: ReturnType<typeof tempStore>;
@@ -78,5 +81,33 @@ describe("one writer per session", { timeout: 120_000 }, () => {
     await h.close();
     expect(childTry(h.id, "exit").ok).toBe(true);
     expect(existsSync(`${h.location}.lock`)).toBe(false);
+  });
+
+  it("processes racing to take over one stale lock: exactly one wins each time", async () => {
+    // Each racer reads the dead pid, then removes the file and creates its own. Unguarded, a
+    // late racer's removal deleted the lock a faster one had just made, and both held it.
+    const dir = mkdtempSync(join(tmpdir(), "larik-lock-race-"));
+    try {
+      const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
+      const rounds = 40;
+      for (let i = 0; i < rounds; i++) writeFileSync(join(dir, `${i}.lock`), `${dead}\n`);
+      const racers = Array.from({ length: 6 }, () => spawn(process.execPath, [RACER, dir, String(rounds), "25"], { cwd: ROOT_DIR, stdio: ["pipe", "pipe", "inherit"] }));
+      const lines = racers.map((c) => {
+        const out: string[] = [];
+        const rl = createInterface({ input: c.stdout! }).on("line", (l) => out.push(l));
+        const line = (n: number) => new Promise<string>((r) => (out.length >= n ? r(out[n - 1]!) : rl.on("line", () => out.length === n && r(out[n - 1]!))));
+        return { ready: line(1), done: line(2) };
+      });
+      await Promise.all(lines.map((l) => l.ready));
+      const start = Date.now() + 300;
+      for (const c of racers) c.stdin!.write(`${start}\n`);
+      // the racers hold what they won until every one has answered
+      const won = (await Promise.all(lines.map((l) => l.done))).map((out) => JSON.parse(out) as number[]);
+      for (const c of racers) c.stdin!.end();
+      const winners = Array.from({ length: rounds }, (_, i) => won.filter((w) => w.includes(i)).length);
+      expect(winners).toEqual(Array(rounds).fill(1));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
