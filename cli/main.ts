@@ -51,14 +51,17 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
     env,
     notices: cfg.notices,
   });
+  // the plugins loaded, first of each name, for --version's descriptions
+  const described = new Map<string, string | undefined>();
+  for (const p of [...preset, ...cfg.plugins]) if (p && !described.has(p.name)) described.set(p.name, p.description);
   try {
-    return await dispatch(host, argv);
+    return await dispatch(host, argv, described);
   } finally {
     await host.dispose();
   }
 }
 
-async function dispatch(host: Host, argv: string[]): Promise<number> {
+async function dispatch(host: Host, argv: string[], described: Map<string, string | undefined>): Promise<number> {
   const frontends = host.frontends.list();
   const sub = argv[0] && !argv[0].startsWith("-") ? frontends.find((f) => f.subcommand === argv[0]) : undefined;
   const rest = sub ? argv.slice(1) : argv;
@@ -88,7 +91,7 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
     return 0;
   }
   if (args.values.version) {
-    process.stdout.write(versionText(host.plugins));
+    process.stdout.write(versionText(host.plugins.map((n) => [n, described.get(n)] as const)));
     return 0;
   }
   if (args.values.sessions) {

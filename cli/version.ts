@@ -1,9 +1,9 @@
 /**
- * `larik --version` on the fast path: the version and the plugin list of the default preset are
+ * `larik --version` on the fast path: the version and the plugins of the default preset are
  * fixed at build time, so no plugin module has to load. When a `larik.config.ts` could change
  * the plugin list, the full CLI answers instead.
  */
-import { DEFAULT_PLUGIN_NAMES } from "../presets/names.js";
+import { DEFAULT_PLUGINS } from "../presets/names.js";
 
 // getBuiltinModule rather than `import`, which builds a facade of every export: see cli/code-cache.ts
 const { existsSync } = process.getBuiltinModule("node:fs");
@@ -14,9 +14,14 @@ const { dirname, join } = process.getBuiltinModule("node:path");
 export const VERSION: string = typeof __LARIK_VERSION__ === "string" ? __LARIK_VERSION__ : "0.0.0-dev";
 declare const __LARIK_VERSION__: string | undefined;
 
-/** The text `--version` prints for `plugins`. */
-export function versionText(plugins: readonly string[]): string {
-  return `larik ${VERSION}\nplugins: ${plugins.join(", ")}\n`;
+/**
+ * The text `--version` prints: the version, then one line per loaded plugin, in load order, with
+ * its description (what it contributes).
+ */
+export function versionText(plugins: readonly (readonly [name: string, description: string | undefined])[]): string {
+  const w = Math.max(0, ...plugins.map(([n]) => n.length));
+  const rows = plugins.map(([n, d]) => (d ? `  ${n.padEnd(w)}  ${d}` : `  ${n}`));
+  return `larik ${VERSION}\nplugins:\n${rows.join("\n")}\n`;
 }
 
 function anyConfigFile(cwd: string, env: NodeJS.ProcessEnv): boolean {
@@ -36,5 +41,5 @@ function anyConfigFile(cwd: string, env: NodeJS.ProcessEnv): boolean {
 export function fastVersion(argv: string[], cwd = process.cwd(), env = process.env): string | undefined {
   if (argv.length !== 1 || (argv[0] !== "--version" && argv[0] !== "-v")) return undefined;
   if (anyConfigFile(cwd, env)) return undefined;
-  return versionText(DEFAULT_PLUGIN_NAMES);
+  return versionText(DEFAULT_PLUGINS);
 }

@@ -67,13 +67,13 @@ describe("dependency direction", () => {
     expect(bad).toEqual([]);
   });
 
-  it("the preset is an ordered list of plugins and nothing else, and --version's names match it", async () => {
+  it("the preset is an ordered list of plugins and nothing else, and --version's names and descriptions match it", async () => {
     const src = readFileSync(join(root, "presets/default.ts"), "utf8");
     const code = src.replace(/\/\*[\s\S]*?\*\//g, "").split("\n").filter((l) => l.trim() && !l.startsWith("import "));
     expect(code).toHaveLength(1);
     expect(code[0]).toMatch(/^export default \[[\w, ]+\];$/);
-    const preset = (await import("../presets/default.js")).default as { name: string }[];
-    const { DEFAULT_PLUGIN_NAMES } = await import("../presets/names.js");
-    expect(preset.map((p) => p.name)).toEqual([...DEFAULT_PLUGIN_NAMES]);
+    const preset = (await import("../presets/default.js")).default as { name: string; description?: string }[];
+    const { DEFAULT_PLUGINS } = await import("../presets/names.js");
+    expect(preset.map((p) => [p.name, p.description])).toEqual(DEFAULT_PLUGINS.map(([n, d]) => [n, d]));
   });
 });

@@ -466,7 +466,20 @@ describe("larik --version and --help", () => {
   it("--version prints the version and the plugins", async () => {
     const r = await runCli(["--version"], { cwd: tmpdir(), env: { PATH: process.env.PATH, HOME: tmpdir() } });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^larik \d+\.\d+\.\d+\nplugins: sessions-jsonl, anthropic, openai-compatible, .*core-tools.*headless/);
+    expect(r.stdout).toMatch(/^larik \d+\.\d+\.\d+\nplugins:\n  sessions-jsonl +Stores sessions/);
+    // each plugin says what it contributes
+    expect(r.stdout).toMatch(/^  core-tools +Built-in tools: read, write, edit, .*bash_output, kill_bash/m);
+    expect(r.stdout).toMatch(/^  headless +Headless print mode: larik -p$/m);
+    // the fast answer (no plugin loaded) equals the one the loaded plugins give: a personal
+    // config that adds nothing sends --version down the full path
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    writeFileSync(join(home, ".config", "larik", "larik.config.ts"), "export default {};\n");
+    const full = await runCli(["--version"], { cwd: home, env: baseEnv(home) });
+    expect(full.stdout).toBe(r.stdout);
+    const extra = "export default { plugins: [{ name: \"mine\", description: \"my tools\", setup() {} }] };\n";
+    writeFileSync(join(home, ".config", "larik", "larik.config.ts"), extra);
+    expect((await runCli(["--version"], { cwd: home, env: baseEnv(home) })).stdout).toBe(`${r.stdout}  mine${" ".repeat(16)}my tools\n`);
   });
 
   it("--version and --help show on stderr why a configured plugin is missing", async () => {

@@ -39,7 +39,7 @@ export { BackgroundShells };
 
 export default definePlugin({
   name: "core-tools",
-  description: "Built-in tools: read, write, edit, multi_edit, write_files, glob, grep, bash, todo_write, raw_output",
+  description: "Built-in tools: read, write, edit, multi_edit, write_files, glob, grep, bash, bash_output, kill_bash, todo_write, raw_output",
   setup(ctx) {
     const shells = new BackgroundShells();
     for (const tool of coreTools(shells)) ctx.tools.register(tool);

@@ -34,6 +34,8 @@ describe("core-tools plugin", () => {
         "write",
         "write_files",
       ]);
+      // the description is what `larik --version` says this plugin contributes
+      expect(plugin.description!.replace(/^Built-in tools: /, "").split(", ").sort()).toEqual(names);
       for (const tool of host.tools.list()) {
         const spec = toolSpec(tool);
         expect(spec.description.length, tool.name).toBeGreaterThan(20);

@@ -7,7 +7,7 @@ import { definePlugin } from "../../kernel/index.js";
 
 export default definePlugin({
   name: "headless",
-  description: "print mode: larik -p",
+  description: "Headless print mode: larik -p",
   setup(ctx) {
     ctx.frontends.register({
       name: "headless",

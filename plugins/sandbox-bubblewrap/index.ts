@@ -10,7 +10,7 @@ export { createBubblewrapSandbox, type BubblewrapSandbox, type BubblewrapOptions
 
 export default definePlugin({
   name: "sandbox-bubblewrap",
-  description: "bash in a bubblewrap sandbox on Linux: read-only /, writable project, private $TMPDIR, no network, protected paths",
+  description: "Runs bash in a bubblewrap sandbox on Linux: read-only /, writable project, private $TMPDIR, no network, protected paths",
   setup(ctx) {
     if (process.platform !== "linux") return;
     const sandbox = createBubblewrapSandbox({

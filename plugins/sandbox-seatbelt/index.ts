@@ -13,7 +13,7 @@ export type { ProfileInput } from "./profile.js";
 
 export default definePlugin({
   name: "sandbox-seatbelt",
-  description: "bash in a Seatbelt sandbox on macOS: writable project, private $TMPDIR, loopback network only, protected paths",
+  description: "Runs bash in a Seatbelt sandbox on macOS: writable project, private $TMPDIR, loopback network only, protected paths",
   async setup(ctx) {
     if (process.platform !== "darwin") return;
     const { createSeatbeltSandbox } = await import("./sandbox.js");

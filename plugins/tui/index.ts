@@ -7,7 +7,7 @@ import { definePlugin } from "../../kernel/index.js";
 
 export default definePlugin({
   name: "tui",
-  description: "interactive terminal UI: larik in a terminal",
+  description: "Interactive terminal UI: larik in a terminal",
   setup(ctx) {
     ctx.frontends.register({
       name: "tui",
