@@ -79,7 +79,7 @@ async function dispatch(host: Host, argv: string[], described: Map<string, strin
     });
     args = { values: parsed.values as CliArgs["values"], positionals: parsed.positionals };
   } catch (err) {
-    throw new ConfigError(`${errorText(err).replace(/\. To specify.*$/, "")} (see larik --help)`);
+    throw new ConfigError(`${argsProblem(err as Error & { code?: string }, rest)} (see larik --help)`);
   }
   // the answers below run no front end, and a front end is what shows notices (a config plugin
   // that failed to load, say): show them here, on stderr
@@ -107,6 +107,26 @@ async function dispatch(host: Host, argv: string[], described: Map<string, strin
     );
   }
   return frontend.run(host, args);
+}
+
+/**
+ * One line for a `parseArgs` error, with the fix for the two cases whose Node messages run to
+ * three lines: a flag's value that starts with a dash, and a prompt that starts with one.
+ */
+function argsProblem(err: Error & { code?: string }, argv: string[]): string {
+  const first = errorText(err).split("\n")[0]!.replace(/\. To specify.*$/, "");
+  if (err.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    const flag = /'(--?[\w-]+)'/.exec(first)?.[1];
+    const value = flag ? argv[argv.indexOf(flag) + 1] : undefined;
+    if (flag && value?.startsWith("-")) return `${flag} needs a value, and "${value}" looks like a flag: write ${flag}=${value} if it is the value`;
+  }
+  if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const opt = /'(-[^']*)'/.exec(first)?.[1];
+    const word = opt ? argv.find((a) => a === opt || (opt.length === 2 && a.startsWith(opt))) : undefined;
+    // a word with spaces is a prompt, not a mistyped flag
+    if (word && /\s/.test(word)) return `${first}: a prompt that starts with "-" goes after --, as in larik -p -- "${word}"`;
+  }
+  return first;
 }
 
 function pickFrontend(frontends: Frontend[], args: CliArgs): Frontend | undefined {

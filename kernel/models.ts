@@ -169,7 +169,7 @@ export function resolveModel(
       from = name;
     }
   }
-  if (base_url !== undefined && !isHttpUrl(base_url)) {
+  if (base_url !== undefined && !isHttpUrl(base_url, factory.schemelessBaseUrl === true)) {
     throw new ConfigError(`${from} "${base_url}" is not an http(s) URL: use one like http://127.0.0.1:8080/v1`);
   }
   base_url ??= factory.defaultBaseUrl;
@@ -203,13 +203,14 @@ export function costOf(usage: Usage, entry: CatalogEntry | undefined): number | 
 }
 
 /**
- * Whether `value` can be a provider endpoint: an http or https URL, or a bare `host[:port][/path]`
- * (Ollama's `OLLAMA_HOST` is often `127.0.0.1:11434`; its plugin adds the scheme). Checked when
- * the model is resolved, so a typo is a one-line config error before any request.
+ * Whether `value` can be a provider endpoint: an http or https URL, or, where the provider's
+ * adapter adds the scheme (`schemeless`), a bare `host[:port][/path]` (Ollama's `OLLAMA_HOST` is
+ * often `127.0.0.1:11434`). Checked when the model is resolved, so a typo is a one-line config
+ * error before any request.
  */
-function isHttpUrl(value: string): boolean {
+function isHttpUrl(value: string, schemeless: boolean): boolean {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value);
-  if (scheme && !/^https?$/i.test(scheme[1]!)) return false;
+  if (scheme ? !/^https?$/i.test(scheme[1]!) : !schemeless) return false;
   try {
     new URL(scheme ? value : `http://${value}`);
     return !/\s/.test(value);

@@ -51,6 +51,11 @@ export interface ProviderFactory {
   /** Environment variable that moves the endpoint (`ANTHROPIC_BASE_URL`). */
   baseUrlEnv?: string[];
   defaultBaseUrl?: string;
+  /**
+   * Whether a base URL may leave out the scheme (`127.0.0.1:11434`, as `OLLAMA_HOST` is often
+   * written); the adapter then adds `http://`. Otherwise a base URL must start with http(s)://.
+   */
+  schemelessBaseUrl?: boolean;
   /** Default stall timeout in seconds (300; local servers 900). */
   stallTimeout?: number;
   /** Known models of this provider. */

@@ -390,6 +390,13 @@ describe("larik -p end to end", () => {
       expect(r.code).toBe(2);
       oneLine(r.stderr);
       expect(r.stderr).toMatch(/OPENAI_BASE_URL "not a url" is not an http\(s\) URL/);
+      // without its scheme: caught here, not by the request (the provider would not add one)
+      for (const bad of ["127.0.0.1:8080/v1", "notaurl"]) {
+        const r1 = await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env: { ...env, OPENAI_API_KEY: "k", OPENAI_BASE_URL: bad } });
+        expect(r1.code).toBe(2);
+        oneLine(r1.stderr);
+        expect(r1.stderr).toContain(`OPENAI_BASE_URL "${bad}" is not an http(s) URL: use one like http://127.0.0.1:8080/v1`);
+      }
       const cfg = join(env.XDG_CONFIG_HOME!, "larik");
       mkdirSync(cfg, { recursive: true });
       writeFileSync(join(cfg, "config.json"), JSON.stringify({ providers: { anthropic: { base_url: "ftp://example.com" } } }));
@@ -407,6 +414,19 @@ describe("larik -p end to end", () => {
       expect(r.code).toBe(2);
       oneLine(r.stderr);
       expect(r.stderr).toMatch(/config\.json.*max_turns/);
+    });
+
+    it("a flag whose value looks like a flag, and a prompt that starts with a dash", async () => {
+      for (const [flag, value] of [["--model", "-c"], ["--resume", "-p"], ["--timeout", "-5s"]] as const) {
+        const r = await runCli(["-p", flag, value, "hi"], { cwd: repo, env });
+        expect(r.code).toBe(2);
+        oneLine(r.stderr);
+        expect(r.stderr).toContain(`${flag} needs a value, and "${value}" looks like a flag: write ${flag}=${value} if it is the value`);
+      }
+      const r = await runCli(["-p", "-fix the test"], { cwd: repo, env });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toContain(`a prompt that starts with "-" goes after --, as in larik -p -- "-fix the test"`);
     });
 
     it("an unknown flag and a bad --mode", async () => {

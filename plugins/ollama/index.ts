@@ -11,6 +11,7 @@ export const ollamaFactory: ProviderFactory = {
   keyEnv: [],
   baseUrlEnv: ["OLLAMA_HOST"],
   defaultBaseUrl: "http://localhost:11434",
+  schemelessBaseUrl: true,
   stallTimeout: 900,
   async create(config) {
     const { OllamaProvider } = await import("./provider.js");
