@@ -6,18 +6,22 @@
 // Prints, each as median over `runs` (default 15):
 //   - wall time, peak RSS and page faults of `node -e 0`, `larik --version`, `larik --help`;
 //   - `larik -p` from spawn until the first request byte reaches a local model server, with the
-//     V8 code cache of cli/code-cache.ts (written by the first run) and without it, and the page
-//     faults of the whole cached run (the first touch of a page is much of the cost on a VM);
+//     V8 code cache of cli/code-cache.ts (written by the first run) and without it: the time, the
+//     peak RSS up to that moment, and the page faults of the whole run (the first touch of a page
+//     is much of the cost on a VM);
 //   - peak RSS of a whole scripted `-p` run of four requests (three tool rounds and an answer);
 //   - the modules `larik -p` loaded, and whether ink, react or h3 were among them.
 // The commands take turns within each round, so a slower stretch of the machine hits them all
 // alike. Peak RSS comes from a CommonJS preload (-r), which, unlike an --import preload, does not
-// start Node's ES module loader in bare node as well.
+// start Node's ES module loader in bare node as well. For `-p` up to the first request, it is the
+// child's VmHWM in /proc/<pid>/status, read as soon as the server has the request's headers (the
+// child keeps running meanwhile, so it may include a little of what follows the send). Without
+// /proc (not Linux) those two figures print as n/a.
 // Needs `npm run build` first. The model is a local server speaking the OpenAI Chat
 // Completions wire format (test/fakes/mock-model-server.ts); no network is used.
 // LARIK_CLI=path runs another build of the CLI instead of the package's bin.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createJiti } from "jiti";
@@ -41,6 +45,9 @@ writeFileSync(
   `process.on("exit", () => { const u = process.resourceUsage(); require("node:fs").appendFileSync(${JSON.stringify(rssFile)}, u.maxRSS + " " + u.minorPageFault + "\\n"); });\n`,
 );
 
+/** The pid of the child `run` started last. */
+let childPid;
+
 function run(args, env = {}) {
   return new Promise((res) => {
     const t0 = performance.now();
@@ -49,6 +56,7 @@ function run(args, env = {}) {
       env: { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data"), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    childPid = child.pid;
     let out = "";
     let err = "";
     child.stdout.on("data", (d) => (out += d));
@@ -67,24 +75,39 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const fmt = (ms) => `${ms.toFixed(1)} ms`;
 
 const server = await startMockModelServer();
+// Peak RSS (MB) of the running child when its first request arrives: VmHWM in /proc/<pid>/status
+// (Linux only; `procHwm` is false elsewhere and the figure is n/a). The listener runs right after
+// the mock server's own, which notes the arrival time first, so reading /proc is not in the time.
+const procHwm = existsSync(`/proc/${process.pid}/status`) && /^VmHWM:/m.test(readFileSync(`/proc/${process.pid}/status`, "utf8"));
+let rssAtFirst;
+server.server.on("request", () => {
+  if (!procHwm || rssAtFirst !== undefined) return;
+  try {
+    const kb = Number(/^VmHWM:\s*(\d+)\s*kB/m.exec(readFileSync(`/proc/${childPid}/status`, "utf8"))?.[1]);
+    rssAtFirst = Number.isFinite(kb) ? kb / 1024 : NaN;
+  } catch {
+    rssAtFirst = NaN; // the child is gone already
+  }
+});
 const modelEnv = { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "bench" };
 const pArgs = [CLI, "-p", "--model", "openai-compatible/bench", "hi"];
 
-/** Spawn → arrival of the first request at the server (the server runs in this process), and the run's page faults. */
+/** Spawn → arrival of the first request at the server (the server runs in this process), the peak RSS up to then, and the run's page faults. */
 async function firstRequest(env) {
   server.requests.length = 0;
+  rssAtFirst = undefined;
   server.push({ text: "ok" });
   const r = await run(pArgs, { ...modelEnv, ...env });
   if (r.code !== 0) throw new Error(`-p exited ${r.code}: ${r.err}`);
-  return { ms: server.requests[0].at - r.t0, faults: lastFaults() };
+  return { ms: server.requests[0].at - r.t0, rss: rssAtFirst ?? NaN, faults: lastFaults() };
 }
 
 const rows = {
   bare: { label: "node -e 0", ms: [], rss: [], faults: [] },
   version: { label: "larik --version", ms: [], rss: [], faults: [] },
   help: { label: "larik --help", ms: [], rss: [], faults: [] },
-  first: { label: "-p to first request", ms: [], faults: [] },
-  cold: { label: "  without code cache", ms: [], faults: [] },
+  first: { label: "-p to first request", ms: [], rss: [], faults: [] },
+  cold: { label: "  without code cache", ms: [], rss: [], faults: [] },
 };
 
 // warm the file cache, and let the first -p run write the code cache
@@ -102,6 +125,7 @@ for (let i = 0; i < runs; i++) {
   for (const [row, env] of [[rows.first, {}], [rows.cold, { LARIK_NO_CODE_CACHE: "1" }]]) {
     const r = await firstRequest(env);
     row.ms.push(r.ms);
+    row.rss.push(r.rss);
     row.faults.push(r.faults);
   }
 }
@@ -134,11 +158,13 @@ const bare = median(rows.bare.ms);
 const ratio = (x) => `${(x / bare).toFixed(2)}x`;
 console.log(`runs per figure: ${runs} (median); CLI: ${CLI.startsWith(root + "/") ? CLI.slice(root.length + 1) : CLI}`);
 const faults = (row) => `${median(row.faults)} page faults`;
+// NaN (no /proc, or a child gone before it was read) sorts as it likes; any NaN makes the figure n/a.
+const rss = (row) => (row.rss.some(Number.isNaN) ? `peak RSS n/a${procHwm ? "" : " (no /proc/<pid>/status VmHWM: Linux only)"}` : `peak RSS ${median(row.rss).toFixed(1)} MB`);
 console.log(`${rows.bare.label.padEnd(24)} ${fmt(bare).padStart(10)}  peak RSS ${median(rows.bare.rss).toFixed(1)} MB, ${faults(rows.bare)}`);
 console.log(`${rows.version.label.padEnd(24)} ${fmt(median(rows.version.ms)).padStart(10)}  peak RSS ${median(rows.version.rss).toFixed(1)} MB, ${faults(rows.version)}  (${ratio(median(rows.version.ms))} of bare node; target ≤ 1.2x)`);
 console.log(`${rows.help.label.padEnd(24)} ${fmt(median(rows.help.ms)).padStart(10)}  peak RSS ${median(rows.help.rss).toFixed(1)} MB, ${faults(rows.help)}  (${ratio(median(rows.help.ms))})`);
-console.log(`${rows.first.label.padEnd(24)} ${fmt(median(rows.first.ms)).padStart(10)}  (${ratio(median(rows.first.ms))} of bare node; target ≤ 1.6x); whole run: ${faults(rows.first)}`);
-console.log(`${rows.cold.label.padEnd(24)} ${fmt(median(rows.cold.ms)).padStart(10)}  (${ratio(median(rows.cold.ms))}; LARIK_NO_CODE_CACHE=1, as on a first run); whole run: ${faults(rows.cold)}`);
+console.log(`${rows.first.label.padEnd(24)} ${fmt(median(rows.first.ms)).padStart(10)}  ${rss(rows.first)} up to it  (${ratio(median(rows.first.ms))} of bare node; target ≤ 1.6x); whole run: ${faults(rows.first)}`);
+console.log(`${rows.cold.label.padEnd(24)} ${fmt(median(rows.cold.ms)).padStart(10)}  ${rss(rows.cold)} up to it  (${ratio(median(rows.cold.ms))}; LARIK_NO_CODE_CACHE=1, as on a first run); whole run: ${faults(rows.cold)}`);
 console.log(`${"scripted -p, 4 requests".padEnd(24)} ${fmt(whole.ms).padStart(10)}  peak RSS ${wholeRss.toFixed(1)} MB (target < 120 MB)`);
 const heavy = [...modules].filter((m) => /^(ink|react|react-reconciler|h3|@modelcontextprotocol\/sdk|vscode-jsonrpc)$/.test(m));
 console.log(`modules loaded by -p (${modules.size}): ${[...modules].sort().join(", ")}`);
