@@ -77,8 +77,10 @@ async function cliPath(): Promise<string> {
   if (built.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources)) return built[0]!;
   const out = join(root, "node_modules", ".cache", "larik-crash-kill");
   const { build } = await import("tsup");
-  // tsup.config.ts applies (its three builds, bundling, version define); only the output place differs.
-  await build({ outDir: out, dts: false, sourcemap: false, silent: true });
+  // tsup.config.ts applies (its three builds, bundling, version define); only the output place
+  // differs, and no .d.ts. Source maps stay on: the headless build asks terser for a map of its
+  // step, which tsup chains onto esbuild's, and without esbuild's map that fails ("reading 'sections'").
+  await build({ outDir: out, dts: false, silent: true });
   return join(out, "cli.cjs");
 }
 
