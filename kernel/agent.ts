@@ -270,7 +270,9 @@ export class Agent {
       agent.compactions = r.compactions;
       agent.compactionSavedTokens = r.compactionSavedTokens;
       agent.#contextSource = "resume";
+      // the user sees them as notices at the first turn, the model as notes
       for (const w of prior.warnings) agent.notes.push(w);
+      host.notices.push(...prior.warnings);
     }
     return agent;
   }

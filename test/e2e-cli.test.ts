@@ -476,6 +476,10 @@ describe("larik -p end to end", () => {
       const r = await runCli(["-c", "-p", "two"], { cwd: repo, env: e });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe("second\n");
+      // the user is told, in one line naming the file and the line
+      expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(new RegExp(`^! ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+: dropped a torn last line \\(\\d+ bytes at byte \\d+\\)`))]);
+      // and the model, as a note
+      expect(JSON.stringify(server.requests.at(-1)!.body)).toContain("dropped a torn last line");
       const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
       expect(lines.some((l) => JSON.parse(l.startsWith("{") && l.endsWith("}") ? l : "{}").type === "recovery")).toBe(true);
     });
