@@ -322,7 +322,16 @@ function validateShared(data: Record<string, unknown>, label: string, notices: s
   for (let round = 0; round < 100; round++) {
     const r = checkSettings(copy);
     if (r.ok) return r.value;
+    // A permission rule stands alone: drop just that rule (dropping a shared deny list for one
+    // typo would loosen it); last index first, so the others stay where the file has them.
+    const isRule = (i: SettingsIssue) => i.path[0] === "permissions" && typeof i.path[2] === "number";
+    const rules = r.issues.filter(isRule);
+    for (const issue of rules) notices.push(`${label}: ignored ${issue.message}`);
+    for (const issue of [...rules].sort((a, b) => (b.path[2] as number) - (a.path[2] as number))) {
+      ((copy.permissions as Record<string, unknown[]>)[issue.path[1] as string] ?? []).splice(issue.path[2] as number, 1);
+    }
     for (const issue of r.issues) {
+      if (isRule(issue)) continue;
       // Drop the whole list or entry holding the bad value, not one element of it: half an MCP
       // server or provider would be a different server or provider than the one written.
       let cut = issue.path.findIndex((k) => typeof k === "number");

@@ -574,6 +574,18 @@ function balanced(s: string): boolean {
 }
 
 /**
+ * Why `rule` is not a rule at all (`tool` or `tool(pattern)`, parentheses balanced), or
+ * undefined when it is one. The settings check uses it: such a rule in a personal file is an
+ * error naming the key, in a shared file it is dropped with a notice.
+ */
+export function ruleSyntaxProblem(rule: string): string | undefined {
+  const m = /^([\w-]+)\(([^]*)\)$/.exec(rule.trim());
+  if (m && !balanced(m[2]!)) return "unbalanced parentheses in the pattern";
+  if (tryParse(rule)) return undefined;
+  return balanced(rule) ? "not `tool` or `tool(pattern)` (tool names are letters, digits, _ and -)" : "unbalanced parentheses";
+}
+
+/**
  * Lists rules that can never match, so the host can warn at start-up (DESIGN.md "Warn about
  * rules that can never match"): text outside the grammar, unbalanced parentheses, a tool name
  * not in `toolNames` (when given; `mcp__server` counts when a tool of that server is listed),
@@ -588,16 +600,12 @@ export function unmatchableRules(rules: string[], toolNames?: readonly string[],
   const out: UnmatchableRule[] = [];
   const known = toolNames ? new Set(toolNames) : undefined;
   for (const rule of rules) {
-    const m = /^([\w-]+)\(([^]*)\)$/.exec(rule.trim());
-    if (m && !balanced(m[2]!)) {
-      out.push({ rule, why: "unbalanced parentheses in the pattern" });
+    const syntax = ruleSyntaxProblem(rule);
+    if (syntax) {
+      out.push({ rule, why: syntax });
       continue;
     }
-    const parsed = tryParse(rule);
-    if (!parsed) {
-      out.push({ rule, why: balanced(rule) ? "not `tool` or `tool(pattern)` (tool names are letters, digits, _ and -)" : "unbalanced parentheses" });
-      continue;
-    }
+    const parsed = tryParse(rule)!;
     const { tool, pattern } = parsed;
     if (known) {
       const covers = [...known].some((t) => ruleCoversTool(tool, t));

@@ -6,7 +6,7 @@
 import * as z from "zod/mini";
 import { useEnglishErrors } from "./zod-english.js";
 import { EFFORTS } from "./types.js";
-import { PERMISSION_MODES } from "./permission.js";
+import { PERMISSION_MODES, ruleSyntaxProblem } from "./permission.js";
 
 const str = (what = "a string") => z.string({ error: `expected ${what}` });
 const bool = () => z.boolean({ error: "expected true or false" });
@@ -89,9 +89,12 @@ function buildSettingsSchema() {
     env_passthrough: z.optional(strList("a list of variable names")),
   });
 
+  /** A permission rule (§4): `tool` or `tool(pattern)`. */
+  const rule = () =>
+    str().check(z.refine((r: string) => ruleSyntaxProblem(r) === undefined, { error: (iss) => `not a rule: ${ruleSyntaxProblem(String(iss.input))}` }));
   const PermissionsSchema = obj({
-    allow: z.optional(strList("a list of rules like \"bash(git *)\"")),
-    deny: z.optional(strList("a list of rules like \"bash(rm *)\"")),
+    allow: z.optional(z.array(rule(), { error: 'expected a list of rules like "bash(git *)"' })),
+    deny: z.optional(z.array(rule(), { error: 'expected a list of rules like "bash(rm *)"' })),
   });
 
 

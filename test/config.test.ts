@@ -233,7 +233,8 @@ describe("bad values", () => {
     const { settings, notices } = await loadSettings(repo, env);
     expect(settings.language).toBe("fr");
     expect(settings.max_turns).toBeUndefined();
-    expect(settings.permissions).toBeUndefined();
+    // only the bad rule goes: dropping the whole deny list for it would loosen it
+    expect(settings.permissions).toEqual({ deny: ["bash(rm *)"] });
     expect(notices).toContain('.larik/settings.json: ignored "max_turns": expected a positive integer, got "ten"');
     expect(notices).toContain('.larik/settings.json: ignored "permissions.deny[1]": expected a string, got 3');
     expect(notices.find((n) => n.startsWith(".mcp.json: invalid JSON at line 1, column 3"))).toBeDefined();
@@ -260,6 +261,21 @@ describe("bad values", () => {
     expect((await configError(loadSettings(repo, env))).message).toBe(
       '~/.config/larik/config.json: "providers.local.base_url": expected a URL string, got 8080',
     );
+  });
+
+  it("a permission rule that is not a rule: an error in the personal file, dropped alone from a shared one", async () => {
+    personal({ permissions: { allow: ["read", "bash(npm test"] } });
+    expect((await configError(loadSettings(repo, env))).message).toBe(
+      '~/.config/larik/config.json: "permissions.allow[1]": not a rule: unbalanced parentheses, got "bash(npm test"',
+    );
+    personal({});
+    shared({ permissions: { deny: ["bash(rm *)", "Bash Rm", "write(.env)", "read(secret"] } });
+    const { settings, notices } = await loadSettings(repo, env);
+    expect(settings.permissions).toEqual({ deny: ["bash(rm *)", "write(.env)"] });
+    expect(notices).toEqual([
+      '.larik/settings.json: ignored "permissions.deny[1]": not a rule: not `tool` or `tool(pattern)` (tool names are letters, digits, _ and -), got "Bash Rm"',
+      '.larik/settings.json: ignored "permissions.deny[3]": not a rule: unbalanced parentheses, got "read(secret"',
+    ]);
   });
 
   it("keeps unknown keys for plugins and names the known key a typo was meant to be", async () => {
