@@ -8,6 +8,7 @@ import {
   dataDir,
   isoTime,
   isPrompt,
+  type Message,
   projectKey,
   sessionMetaProblem,
   type SessionEntry,
@@ -253,9 +254,30 @@ export class JsonlSessionStore implements SessionStore {
           out.push(relink(copy, newId, out));
         }
       }
+      const answers = unansweredToolUses(messages.slice(0, at).map((e) => e.message!));
+      if (answers) out.push(relink({ id: "", parent_id: null, type: "message", ts: isoTime(), message: answers }, newId, out));
       return out;
     });
   }
+}
+
+/**
+ * A user message answering the tool calls of the last assistant message that have no result
+ * (the source crashed mid-turn), or undefined when every call has one. A branch starts at a turn
+ * boundary, so a fork at the end of an interrupted turn closes it the way an interrupt would.
+ */
+function unansweredToolUses(messages: Message[]): Message | undefined {
+  const i = messages.findLastIndex((m) => m.role === "assistant");
+  if (i < 0) return undefined;
+  // after a later prompt, the turn was closed already (requests repair older gaps)
+  if (messages.slice(i + 1).some((m) => m.blocks.some((b) => b.type !== "tool_result"))) return undefined;
+  const answered = new Set(messages.slice(i + 1).flatMap((m) => m.blocks.flatMap((b) => (b.type === "tool_result" ? [b.id] : []))));
+  const blocks = messages[i]!.blocks.flatMap((b) =>
+    b.type === "tool_use" && !answered.has(b.id)
+      ? [{ type: "tool_result" as const, id: b.id, content: "interrupted: the session was forked before this tool call had a result", is_error: true }]
+      : [],
+  );
+  return blocks.length ? { role: "user", blocks } : undefined;
 }
 
 /** `e` with a new id and parent in session `sessionId`, appended after `prev`. */

@@ -58,6 +58,45 @@ describe("fork", () => {
     expect(statSync(src.path).mtimeMs).toBe(src.mtime);
   });
 
+  it("at the end of a turn cut short by a crash, answers its tool calls so the branch starts at a turn boundary", async () => {
+    const h = await t.store.create(meta(t.cwd));
+    h.append({ type: "message", message: user("read both") });
+    const calls: Message = {
+      role: "assistant",
+      model: "m1",
+      blocks: [
+        { type: "tool_use", id: "t1", name: "read", input: { path: "a.ts" } },
+        { type: "tool_use", id: "t2", name: "read", input: { path: "b.ts" } },
+      ],
+    };
+    h.append({ type: "message", message: calls });
+    await h.close();
+    const f = await t.store.fork(t.cwd, h.id);
+    const all = replay(f.entries()).all;
+    expect(all).toHaveLength(3);
+    expect(all[2]).toEqual({
+      role: "user",
+      blocks: ["t1", "t2"].map((id) => ({ type: "tool_result", id, content: "interrupted: the session was forked before this tool call had a result", is_error: true })),
+    });
+    expect(f.meta.fork_at).toBe(2);
+    await f.close();
+    // one result was written before the crash: only the other is answered
+    const g0 = await t.store.open(t.cwd, h.id);
+    g0.append({ type: "message", message: { role: "user", blocks: [{ type: "tool_result", id: "t1", content: "a" }] } });
+    await g0.close();
+    const g = await t.store.fork(t.cwd, h.id);
+    const after = replay(g.entries()).all.slice(2);
+    expect(after.flatMap((m) => m.blocks.map((b) => [(b as { id: string }).id, (b as { content: string }).content]))).toEqual([
+      ["t1", "a"],
+      ["t2", "interrupted: the session was forked before this tool call had a result"],
+    ]);
+    await g.close();
+    // a whole turn needs nothing
+    const k = await t.store.fork(t.cwd, (await source()).id);
+    expect(replay(k.entries()).all).toEqual([...toolTurn, ...secondTurn]);
+    await k.close();
+  });
+
   it("at a prompt index keeps the messages before it (and compactions among them)", async () => {
     const src = await source();
     const f = await t.store.fork(t.cwd, src.id.slice(0, 17), 4);
