@@ -10,15 +10,19 @@ import type { AgentEvent } from "./events.js";
 import type { AnyTool, ToolResult } from "./tools.js";
 import type { Agent } from "./agent.js";
 import type { Disposer } from "./registry.js";
+import { oneLine } from "./config-files.js";
 
-/** An error raised inside a plugin, labelled with the plugin and the hook (or `setup`). */
+/**
+ * An error raised inside a plugin, labelled with the plugin and the hook (or `setup`). Its
+ * message keeps only the first line of the cause's: it becomes a one-line notice, and a plugin's
+ * message may carry a stack or a dump. The whole error stays in `cause`.
+ */
 export class PluginError extends Error {
   readonly plugin: string;
   readonly hook: string;
   override readonly cause: unknown;
   constructor(plugin: string, hook: string, cause: unknown) {
-    const msg = cause instanceof Error ? cause.message : String(cause);
-    super(`plugin "${plugin}" failed in ${hook}: ${msg}`);
+    super(`plugin "${plugin}" failed in ${hook}: ${oneLine(cause)}`);
     this.name = "PluginError";
     this.plugin = plugin;
     this.hook = hook;
