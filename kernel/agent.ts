@@ -382,12 +382,32 @@ export class Agent {
     if (this.label && !e.agent) e = { ...e, agent: this.label };
     const parsed = AgentEventSchema.safeParse(e);
     if (!parsed.success) throw new Error(`kernel bug: invalid ${e.type} event: ${parsed.error.message}`);
-    try {
-      this.host.hooks.event.call(e, this);
-    } catch (err) {
-      ch.push({ type: "notice", text: errorText(err) });
-    }
+    this.#callEventTaps(e, ch);
     ch.push(e);
+  }
+
+  /**
+   * Calls each `event` tap on its own: tapable's `call` stops at the first tap that throws, and a
+   * broken tap must not starve the ones after it (the hooks plugin's Notification). A tap that
+   * throws fails on every event, so its failure is reported once per plugin and hook for the
+   * host's life; the tap stays and the run goes on.
+   */
+  #callEventTaps(e: AgentEvent, ch: Channel<AgentEvent>): void {
+    const taps = this.host.hooks.event.taps;
+    if (!taps.length) return;
+    for (const tap of taps) {
+      try {
+        (tap.fn as (e: AgentEvent, agent: Agent) => void)(e, this);
+      } catch (cause) {
+        const err = cause instanceof PluginError ? cause : new PluginError(tap.name, 'hook "event"', cause);
+        let seen = reportedTapErrors.get(this.host);
+        if (!seen) reportedTapErrors.set(this.host, (seen = new Set()));
+        const key = `${err.plugin}\0${err.hook}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        ch.push({ type: "notice", text: `${err.message}; further errors from it are not shown` });
+      }
+    }
   }
 
   #append(entry: NewEntry): void {
@@ -953,6 +973,9 @@ export class Agent {
 function truncate(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n)}…` : s;
 }
+
+/** `event` tap failures already reported, by host: `plugin\0hook` keys (see `#callEventTaps`). */
+const reportedTapErrors = new WeakMap<Host, Set<string>>();
 
 /** One line describing an error, with the plugin name when a plugin raised it. */
 export function errorText(err: unknown): string {

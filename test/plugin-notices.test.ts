@@ -63,3 +63,34 @@ describe("larik with a config that has bad plugins", () => {
   });
 
 });
+
+
+describe("an event tap that throws", () => {
+  let server: MockModelServer;
+  beforeAll(async () => {
+    server = await startMockModelServer();
+  });
+  afterAll(() => server?.close());
+
+  it("is reported once, naming the plugin and the hook; later taps still see every event and the run goes on", async () => {
+    const seen = join(base, "seen.txt");
+    personalConfig(
+      [
+        'import { appendFileSync } from "node:fs";',
+        "export default { plugins: [",
+        '  { name: "trace", setup(ctx) { ctx.hooks.event.tap(() => { throw new Error("tap broke\\n    at trace.ts:1"); }); } },',
+        `  { name: "counter", setup(ctx) { ctx.hooks.event.tap((e) => appendFileSync(${JSON.stringify(seen)}, e.type + "\\n")); } },`,
+        "] };",
+        "",
+      ].join("\n"),
+    );
+    server.push({ text: "the answer" });
+    const r = await larik(["-p", "--model", "openai-compatible/m", "hi"], { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe("the answer\n");
+    expect(lines(r.stderr)).toEqual(['! plugin "trace" failed in hook "event": tap broke; further errors from it are not shown']);
+    const types = lines(readFileSync(seen, "utf8"));
+    expect(types.length).toBeGreaterThan(2);
+    expect(types.at(-1)).toBe("done");
+  }, 20_000);
+});
