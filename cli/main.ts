@@ -43,8 +43,10 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
   if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
   const cfg = await loadConfig(cwd, env);
   const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;
+  const presetSource = cfg.preset ? "the config's preset" : "the default preset";
   const host = await Host.create({
     plugins: [...preset, ...cfg.plugins],
+    sources: [...preset.map(() => presetSource), ...cfg.plugins.map(() => "the config's plugins")],
     disable: cfg.disable,
     cwd,
     settings: cfg.settings,

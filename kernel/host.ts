@@ -14,11 +14,17 @@ import { canonicalDir, dataDir, gitRoot } from "./paths.js";
 import { Agent, type AgentOptions } from "./agent.js";
 import { unmatchableRules } from "./permission.js";
 import { selectSandbox } from "./sandbox.js";
+import { isPlugin } from "./config-files.js";
 
 export interface HostOptions {
-  /** Plugins in load order (a preset, then config plugins). */
+  /**
+   * Plugins in load order (a preset, then config plugins). An entry that is not a plugin is
+   * skipped with a notice, and so is a later plugin with the name of an earlier one.
+   */
   plugins: Plugin[];
-  /** Plugin names to leave out. */
+  /** Where each entry of `plugins` came from (`"the preset"`), for notices; same order. */
+  sources?: (string | undefined)[];
+  /** Plugin names to leave out; a name that matches no plugin gets a notice. */
   disable?: string[];
   cwd?: string;
   settings?: Settings;
@@ -64,13 +70,43 @@ export class Host {
     this.notices.push(...(opts.notices ?? []));
   }
 
-  /** Builds a host and loads `opts.plugins` in order. Never throws for a bad plugin. */
+  /**
+   * Builds a host and loads `opts.plugins` in order. Never throws for a bad plugin: an entry that
+   * is not a plugin, a second plugin of a name, a plugin whose setup throws and a name in
+   * `disable` that matches no plugin each leave a one-line notice in {@link Host.notices}.
+   */
   static async create(opts: HostOptions): Promise<Host> {
     const host = new Host(opts);
     const disabled = new Set(opts.disable ?? []);
-    for (const plugin of opts.plugins) {
+    const from = (i: number) => (opts.sources?.[i] ? ` from ${opts.sources[i]}` : ` (plugins[${i}])`);
+    /** Name → index of the first entry of that name: it keeps the name even when it is disabled or fails. */
+    const first = new Map<string, number>();
+    for (const [i, plugin] of opts.plugins.entries()) {
+      if (!isPlugin(plugin)) {
+        const err = new Error(`got ${describeValue(plugin)}; a plugin is definePlugin({ name, setup })`);
+        host.failed.push({ name: `plugins[${i}]`, error: err });
+        host.notices.push(`plugins[${i}] skipped: ${err.message}`);
+        continue;
+      }
+      const earlier = first.get(plugin.name);
+      if (earlier !== undefined) {
+        // replacing the earlier one would silently drop what it registered (a preset's front end)
+        const why =
+          opts.plugins[earlier] === plugin
+            ? `it is already listed${from(earlier)}; list it once`
+            : `the plugin of that name${from(earlier)} came first and keeps it; rename one of them, or remove one`;
+        host.notices.push(`plugin "${plugin.name}"${from(i)} skipped: ${why}`);
+        continue;
+      }
+      first.set(plugin.name, i);
       if (disabled.has(plugin.name)) continue;
       await host.load(plugin);
+    }
+    for (const name of disabled) {
+      if (first.has(name)) continue;
+      const near = closestName(name, [...first.keys()]);
+      const hint = near ? `did you mean "${near}"?` : `the plugins are ${[...first.keys()].join(", ") || "(none)"}`;
+      host.notices.push(`disable: "${name}" matches no plugin and leaves nothing out; ${hint}`);
     }
     host.#warnUnmatchableRules();
     const sel = await selectSandbox(host.sandboxes.list(), host.settings, { cacheFile: join(dataDir(host.env), "sandbox-probe.json") });
@@ -100,12 +136,15 @@ export class Host {
     return [...this.#loaded.keys()];
   }
 
-  /** Loads one plugin; on failure undoes its partial registrations and records a notice. */
+  /**
+   * Loads one plugin; on failure undoes its partial registrations and records a notice. A loaded
+   * plugin of the same name is unloaded first (a reload); {@link Host.create} never does that.
+   */
   async load(plugin: Plugin): Promise<boolean> {
-    if (!plugin || typeof plugin.name !== "string" || typeof plugin.setup !== "function") {
-      const err = new Error("not a plugin: expected definePlugin({ name, setup })");
-      this.failed.push({ name: String((plugin as { name?: unknown })?.name ?? "?"), error: err });
-      this.notices.push(`plugin ${String((plugin as { name?: unknown })?.name ?? "(unnamed)")} skipped: ${err.message}`);
+    if (!isPlugin(plugin)) {
+      const err = new Error(`not a plugin: got ${describeValue(plugin)}; a plugin is definePlugin({ name, setup })`);
+      this.failed.push({ name: String((plugin as { name?: unknown } | null)?.name ?? "?"), error: err });
+      this.notices.push(`plugin skipped: ${err.message}`);
       return false;
     }
     if (this.#loaded.has(plugin.name)) await this.unload(plugin.name);
@@ -188,6 +227,39 @@ export class Host {
     for (const a of [...this.#agents]) await a.close(reason);
     for (const name of [...this.#loaded.keys()].reverse()) await this.unload(name);
   }
+}
+
+/** A short description of a value that should have been a plugin, for a notice. */
+function describeValue(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  if (typeof v !== "object" && typeof v !== "function") return `${typeof v} ${String(v)}`;
+  if (Array.isArray(v)) return `a list of ${v.length} (spread a preset into plugins: ...preset)`;
+  const o = v as { name?: unknown; setup?: unknown };
+  if (typeof o.name === "string") return `an object named "${o.name}" without a setup function`;
+  return typeof o.setup === "function" ? "an object with setup but no string name" : "an object without name and setup";
+}
+
+/** The name nearest to `name` (equal ignoring case, else at most two edits away), if any. */
+function closestName(name: string, names: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDist = 3;
+  for (const n of names) {
+    const d = n.toLowerCase() === name.toLowerCase() ? 0 : editDistance(name, n);
+    if (d < bestDist) [best, bestDist] = [n, d];
+  }
+  return best;
+}
+
+/** Levenshtein distance. */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
 }
 
 /** Builds a host from a list of plugins (a preset) with no front end. */

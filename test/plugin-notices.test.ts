@@ -62,6 +62,29 @@ describe("larik with a config that has bad plugins", () => {
     expect(lines(r.stderr)).toEqual(['! plugin "boom" failed in setup: first line; started without it']);
   });
 
+  it("a second plugin of a name is skipped and the first keeps its registrations", async () => {
+    personalConfig(`export default { plugins: [{ name: "headless", setup(ctx) { ctx.notice("the impostor ran"); } }] };\n`);
+    const r = await larik(["--version"]);
+    expect(lines(r.stderr)).toEqual([
+      '! plugin "headless" from the config\'s plugins skipped: the plugin of that name from the default preset came first and keeps it; rename one of them, or remove one',
+    ]);
+    // the preset's headless front end still takes -p
+    const p = await larik(["-p", "--model", "nosuch/m", "hi"]);
+    expect(p.stderr).not.toContain("Unknown option");
+    expect(p.stderr).toContain('unknown provider "nosuch"');
+  });
+
+  it("a name in disable that matches no plugin gets a notice with the close match or the names", async () => {
+    personalConfig(`export default { disable: ["tuii", "nothing-like-it"] };\n`);
+    const r = await larik(["--version"]);
+    expect(r.code).toBe(0);
+    const [typo, unknown, ...rest] = lines(r.stderr);
+    expect(rest).toEqual([]);
+    expect(typo).toBe('! disable: "tuii" matches no plugin and leaves nothing out; did you mean "tui"?');
+    expect(unknown).toMatch(/^! disable: "nothing-like-it" matches no plugin and leaves nothing out; the plugins are sessions-jsonl, .*headless, tui, server$/);
+    expect(r.stdout).toMatch(/plugins: .*\btui\b/);
+  });
+
 });
 
 
@@ -93,4 +116,37 @@ describe("an event tap that throws", () => {
     expect(types.length).toBeGreaterThan(2);
     expect(types.at(-1)).toBe("done");
   }, 20_000);
+});
+
+describe("Host.create (embedding)", () => {
+  it("skips an entry that is not a plugin with a notice naming its index, and loads the rest", async () => {
+    const ok = definePlugin({ name: "ok", setup() {} });
+    const host = await Host.create({
+      plugins: [null, ok, undefined, "./x.ts", { name: "half" }, [ok]] as unknown as Plugin[],
+      cwd: base,
+      env,
+    });
+    expect(host.plugins).toEqual(["ok"]);
+    expect(host.notices).toEqual([
+      "plugins[0] skipped: got null; a plugin is definePlugin({ name, setup })",
+      "plugins[2] skipped: got undefined; a plugin is definePlugin({ name, setup })",
+      'plugins[3] skipped: got the string "./x.ts"; a plugin is definePlugin({ name, setup })',
+      'plugins[4] skipped: got an object named "half" without a setup function; a plugin is definePlugin({ name, setup })',
+      "plugins[5] skipped: got a list of 1 (spread a preset into plugins: ...preset); a plugin is definePlugin({ name, setup })",
+    ]);
+    expect(host.failed.map((f) => f.name)).toEqual(["plugins[0]", "plugins[2]", "plugins[3]", "plugins[4]", "plugins[5]"]);
+    await host.dispose();
+  });
+
+  it("keeps the first of two plugins of a name, even when the second is listed later", async () => {
+    const first = definePlugin({ name: "p", setup: (ctx) => void ctx.commands.register({ name: "first", description: "", run: async () => undefined }) });
+    const second = definePlugin({ name: "p", setup: (ctx) => void ctx.commands.register({ name: "second", description: "", run: async () => undefined }) });
+    const host = await Host.create({ plugins: [first, second, first], cwd: base, env });
+    expect(host.commands.list().map((c) => c.name)).toEqual(["first"]);
+    expect(host.notices).toEqual([
+      'plugin "p" (plugins[1]) skipped: the plugin of that name (plugins[0]) came first and keeps it; rename one of them, or remove one',
+      'plugin "p" (plugins[2]) skipped: it is already listed (plugins[0]); list it once',
+    ]);
+    await host.dispose();
+  });
 });
