@@ -63,6 +63,15 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
   }
 }
 
+/**
+ * A front end shows the host's notices itself; an answer or a refusal given here, without one,
+ * shows them first on stderr. The notice is often the cause of a usage error (a config whose
+ * preset did not load leaves no front end to take `-p`).
+ */
+function showNotices(host: Host): void {
+  for (const n of host.notices) process.stderr.write(`! ${n}\n`);
+}
+
 async function dispatch(host: Host, argv: string[], described: Map<string, string | undefined>): Promise<number> {
   const frontends = host.frontends.list();
   const sub = argv[0] && !argv[0].startsWith("-") ? frontends.find((f) => f.subcommand === argv[0]) : undefined;
@@ -81,13 +90,15 @@ async function dispatch(host: Host, argv: string[], described: Map<string, strin
     });
     args = { values: parsed.values as CliArgs["values"], positionals: parsed.positionals };
   } catch (err) {
-    throw new ConfigError(`${argsProblem(err as Error & { code?: string }, rest)} (see larik --help)`);
+    showNotices(host);
+    const text = argsProblem(err as Error & { code?: string }, rest);
+    // the flag exists, but the plugin that brings it is not loaded: say so rather than "unknown"
+    if (/'(-p|--print)'/.test(text) && !frontends.some((f) => f.flag === "print")) {
+      throw new ConfigError(`${text}: -p comes from the headless plugin, which is not loaded (larik --version lists the loaded plugins)`);
+    }
+    throw new ConfigError(`${text} (see larik --help)`);
   }
-  // the answers below run no front end, and a front end is what shows notices (a config plugin
-  // that failed to load, say): show them here, on stderr
-  if (args.values.help || args.values.version || args.values.sessions) {
-    for (const n of host.notices) process.stderr.write(`! ${n}\n`);
-  }
+  if (args.values.help || args.values.version || args.values.sessions) showNotices(host);
   if (args.values.help) {
     process.stdout.write(helpText(host, options));
     return 0;
@@ -102,6 +113,7 @@ async function dispatch(host: Host, argv: string[], described: Map<string, strin
   }
   const frontend = sub ?? pickFrontend(frontends, args);
   if (!frontend) {
+    showNotices(host);
     throw new ConfigError(
       process.stdin.isTTY
         ? "no interactive front end is loaded: use -p \"prompt\" for headless mode"

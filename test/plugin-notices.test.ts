@@ -85,8 +85,31 @@ describe("larik with a config that has bad plugins", () => {
     expect(r.stdout).toMatch(/plugins: .*\btui\b/);
   });
 
-});
+  for (const [what, preset] of [
+    ["a preset path that does not exist", `["./nope.ts"]`],
+    ["an undefined preset entry", `[undefined]`],
+  ] as const) {
+    it(`-p with ${what} shows why, then says -p needs the headless plugin`, async () => {
+      personalConfig(`export default { preset: ${preset} };\n`);
+      const r = await larik(["-p", "x"]);
+      expect(r.code).toBe(2);
+      const [notice, error, ...rest] = lines(r.stderr);
+      expect(rest).toEqual([]);
+      expect(notice).toMatch(/^! ~\/\.config\/larik\/larik\.config\.ts: plugin .* skipped: /);
+      expect(error).toBe("larik: Unknown option '-p': -p comes from the headless plugin, which is not loaded (larik --version lists the loaded plugins)");
+    });
+  }
 
+  it("no front end for the run: the notices come before the refusal", async () => {
+    personalConfig(`export default { preset: ["./nope.ts"] };\n`);
+    const r = await larik([]);
+    expect(r.code).toBe(2);
+    const out = lines(r.stderr);
+    expect(out).toHaveLength(2);
+    expect(out[0]).toMatch(/^! .*plugin "\.\/nope\.ts" skipped/);
+    expect(out[1]).toMatch(/^larik: not a terminal/);
+  });
+});
 
 describe("an event tap that throws", () => {
   let server: MockModelServer;
