@@ -4,7 +4,7 @@
  * API's `Host.create`. Each problem is one line that names the plugin and says what to fix, and
  * nothing else is lost.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -109,6 +109,32 @@ describe("larik with a config that has bad plugins", () => {
     expect(out[0]).toMatch(/^! .*plugin "\.\/nope\.ts" skipped/);
     expect(out[1]).toMatch(/^larik: not a terminal/);
   });
+});
+
+describe("front ends that fail before they would show the notices", () => {
+  beforeEach(() => personalConfig(`export default { disable: ["tuii"] };\n`));
+  const notice = '! disable: "tuii" matches no plugin and leaves nothing out; did you mean "tui"?';
+
+  it("larik serve with a refused option", async () => {
+    const r = await larik(["serve", "--addr", "0.0.0.0:0"]);
+    expect(r.code).toBe(2);
+    expect(lines(r.stderr)).toEqual([notice.replace(/^! /, "larik serve: "), expect.stringMatching(/^larik: --addr 0\.0\.0\.0 is not a loopback address/)]);
+  });
+
+  // util-linux script(1) gives the CLI a terminal, so the interactive front end takes the run
+  const hasScript = spawnSync("script", ["--version"]).status === 0;
+  it.skipIf(!hasScript)("the TUI with a model no provider serves", async () => {
+    const command = [process.execPath, CLI, "--model", "nosuch/m"].map((a) => JSON.stringify(a)).join(" ");
+    const out = await new Promise<string>((done) => {
+      const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: join(base, "work"), env, stdio: ["ignore", "pipe", "pipe"] });
+      let text = "";
+      child.stdout.on("data", (d) => (text += d));
+      child.stderr.on("data", (d) => (text += d));
+      child.on("close", () => done(text));
+    });
+    const shown = lines(out.replace(/\r/g, "\n").replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, "")).filter((l) => !l.startsWith("larik: starting"));
+    expect(shown).toEqual([notice, expect.stringMatching(/^larik: unknown provider "nosuch"/)]);
+  }, 20_000);
 });
 
 describe("an event tap that throws", () => {

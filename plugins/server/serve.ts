@@ -26,9 +26,10 @@ const defaultIO = (): ServeIO => ({ stdout: process.stdout, stderr: process.stde
  * @throws ConfigError for bad options (the CLI prints it and exits 2).
  */
 export async function runServe(host: Host, args: CliArgs, io: ServeIO = defaultIO()): Promise<number> {
-  const cfg = serveConfig(host, args);
   const log = (line: string) => io.stderr.write(`larik serve: ${line}\n`);
+  // first: a refused option ends the run here, and the notices must not go with it
   for (const n of host.notices) log(n);
+  const cfg = serveConfig(host, args);
   const server = await startServer(host, {
     hostname: cfg.hostname,
     port: cfg.port,

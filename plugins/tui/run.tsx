@@ -58,23 +58,34 @@ export async function runTui(
   if (!stdin.isTTY || !stdout.isTTY) {
     throw new ConfigError('the interactive UI needs a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode');
   }
-  const agentOpts = agentOptionsFromArgs(args);
   // Ink (≈0.5 s to import, most of it es-toolkit's compat barrel) loads while the session opens
   const inkLoading = import("ink");
-
-  if (needsSetup(host, args)) {
-    const { render } = await inkLoading;
-    let chosen: string | undefined;
-    const setup = render(<Setup host={host} detect={opts.detect} onDone={(s) => (chosen = s)} />, { stdin, stdout, stderr, exitOnCtrlC: false, ...INK_OPTIONS });
-    await setup.waitUntilExit();
-    if (!chosen) {
-      stderr.write("setup aborted: no model is configured. Run larik again, or pass --model provider/model (e.g. --model anthropic/claude-sonnet-4-5)\n");
-      return 2;
+  const open = async () => {
+    const agentOpts = agentOptionsFromArgs(args);
+    if (needsSetup(host, args)) {
+      const { render } = await inkLoading;
+      let chosen: string | undefined;
+      const setup = render(<Setup host={host} detect={opts.detect} onDone={(s) => (chosen = s)} />, { stdin, stdout, stderr, exitOnCtrlC: false, ...INK_OPTIONS });
+      await setup.waitUntilExit();
+      if (!chosen) return undefined;
+      agentOpts.model = chosen;
     }
-    agentOpts.model = chosen;
+    return Promise.all([host.openAgent(agentOpts), PromptHistory.load(host.cwd, host.env), inkLoading]);
+  };
+  let opened: Awaited<ReturnType<typeof open>>;
+  try {
+    opened = await open();
+  } catch (err) {
+    // the controller shows the host's notices, and this failure comes before it; a notice is
+    // often the cause (a provider plugin that failed in setup, then "unknown provider")
+    for (const n of host.notices) stderr.write(`! ${n}\n`);
+    throw err;
   }
-
-  const [agent, history, { render }] = await Promise.all([host.openAgent(agentOpts), PromptHistory.load(host.cwd, host.env), inkLoading]);
+  if (!opened) {
+    stderr.write("setup aborted: no model is configured. Run larik again, or pass --model provider/model (e.g. --model anthropic/claude-sonnet-4-5)\n");
+    return 2;
+  }
+  const [agent, history, { render }] = opened;
   // Markdown (marked-terminal with highlight.js) is only needed once a reply arrives, so it loads
   // after the first paint; a resumed session prints its history at once and waits for it.
   if (agent.history().length) await loadMarkdown();
