@@ -82,7 +82,7 @@ describe("larik with a config that has bad plugins", () => {
     expect(rest).toEqual([]);
     expect(typo).toBe('! disable: "tuii" matches no plugin and leaves nothing out; did you mean "tui"?');
     expect(unknown).toMatch(/^! disable: "nothing-like-it" matches no plugin and leaves nothing out; the plugins are sessions-jsonl, .*headless, tui, server$/);
-    expect(r.stdout).toMatch(/plugins: .*\btui\b/);
+    expect(r.stdout).toMatch(/^  tui +Interactive terminal UI/m);
   });
 
   for (const [what, preset] of [
