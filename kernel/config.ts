@@ -8,6 +8,7 @@
  *   approved project `larik.config.ts` settings (trusted) → private project file (trusted).
  * Shared files sit in the git root and, when different, in `cwd` (cwd after root).
  */
+import { nearestName } from "./nearest-name.js";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
@@ -151,31 +152,7 @@ let knownKeys: Set<string> | undefined;
 const knownKeySet = () => (knownKeys ??= new Set(Object.keys(settingsSchema().shape)));
 const isKnownKey = (key: string) => knownKeySet().has(key);
 /** The known key at most two edits (insert, delete, substitute, swap) from `key`, if any. */
-function nearestKnownKey(key: string): string | undefined {
-  let best: string | undefined;
-  let bestDist = 3;
-  for (const known of knownKeySet()) {
-    if (Math.abs(known.length - key.length) >= bestDist) continue;
-    const d = editDistance(key.toLowerCase(), known);
-    if (d < bestDist) [best, bestDist] = [known, d];
-  }
-  return best;
-}
-
-/** Optimal string alignment distance: Levenshtein plus adjacent swaps ("modle" → "model" is 1). */
-function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, d[i - 2]![j - 2]! + 1);
-      d[i]![j] = v;
-    }
-  }
-  return d[a.length]![b.length]!;
-}
+const nearestKnownKey = (key: string) => nearestName(key, knownKeySet());
 
 /** Maps whose entries are whole units (a server, a provider): a bad field drops its entry. */
 const UNIT_MAPS = new Set(["mcp_servers", "providers", "models", "lsp", "role_options", "fallbacks", "model_sampling"]);

@@ -15,6 +15,7 @@ import { Agent, type AgentOptions } from "./agent.js";
 import { unmatchableRules } from "./permission.js";
 import { selectSandbox } from "./sandbox.js";
 import { isPlugin } from "./config-files.js";
+import { nearestName } from "./nearest-name.js";
 
 export interface HostOptions {
   /**
@@ -104,7 +105,7 @@ export class Host {
     }
     for (const name of disabled) {
       if (first.has(name)) continue;
-      const near = closestName(name, [...first.keys()]);
+      const near = nearestName(name, [...first.keys()]);
       const hint = near ? `did you mean "${near}"?` : `the plugins are ${[...first.keys()].join(", ") || "(none)"}`;
       host.notices.push(`disable: "${name}" matches no plugin and leaves nothing out; ${hint}`);
     }
@@ -238,28 +239,6 @@ function describeValue(v: unknown): string {
   const o = v as { name?: unknown; setup?: unknown };
   if (typeof o.name === "string") return `an object named "${o.name}" without a setup function`;
   return typeof o.setup === "function" ? "an object with setup but no string name" : "an object without name and setup";
-}
-
-/** The name nearest to `name` (equal ignoring case, else at most two edits away), if any. */
-function closestName(name: string, names: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDist = 3;
-  for (const n of names) {
-    const d = n.toLowerCase() === name.toLowerCase() ? 0 : editDistance(name, n);
-    if (d < bestDist) [best, bestDist] = [n, d];
-  }
-  return best;
-}
-
-/** Levenshtein distance. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = row;
-  }
-  return prev[b.length]!;
 }
 
 /** Builds a host from a list of plugins (a preset) with no front end. */
