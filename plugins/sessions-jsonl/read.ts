@@ -7,9 +7,13 @@
  * - a torn last line (the write of the final record was cut short, or it is garbage at the end);
  * - a line holding NUL bytes (some filesystems zero-fill a region that was being written when
  *   the machine crashed): kept when what remains is a valid entry, otherwise dropped;
+ * - a line of valid JSON that is not a session entry this version reads (a plugin appended a
+ *   malformed entry, or a newer Larik wrote a kind this one does not know): skipped, so one bad
+ *   entry does not make the whole session unloadable;
  * - a bad line whose byte offset a later `recovery` entry names (it was recovered on an earlier
  *   open and is skipped silently).
- * Any other malformed line fails loading with a one-line error naming the file and line.
+ * Any other malformed line (invalid JSON before the last line: the file itself is damaged) fails
+ * loading with a one-line error naming the file and line.
  */
 import { SessionEntrySchema, type SessionEntry } from "../../kernel/index.js";
 
@@ -23,8 +27,10 @@ export interface Anomaly {
   bytes: number;
   /** NUL bytes in the line. */
   nul_bytes: number;
-  /** `torn last line`, `NUL bytes` (dropped) or `NUL padding` (entry kept). */
-  reason: "torn last line" | "NUL bytes" | "NUL padding";
+  /** `torn last line`, `NUL bytes` (dropped), `NUL padding` (entry kept) or `invalid entry` (dropped). */
+  reason: "torn last line" | "NUL bytes" | "NUL padding" | "invalid entry";
+  /** For `invalid entry`: what the schema found wrong. */
+  detail?: string;
   /** Whether the line's entry was kept (NUL padding around a valid record). */
   kept: boolean;
   /** The start of what was dropped, NULs shown as `\0`, at most 200 characters. */
@@ -46,7 +52,7 @@ const NUL = 0x00;
 const PREVIEW_CHARS = 200;
 
 /** The entry a line holds, or the reason it holds none. */
-function parseLine(text: string): { entry: SessionEntry } | { error: string } {
+function parseLine(text: string): { entry: SessionEntry } | { error: string; json?: true } {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -56,7 +62,7 @@ function parseLine(text: string): { entry: SessionEntry } | { error: string } {
   const r = SessionEntrySchema.safeParse(value);
   if (!r.success) {
     const issue = r.error.issues[0];
-    return { error: `not a session entry (${issue ? `${issue.path.join(".") || "entry"}: ${issue.message}` : "schema mismatch"})` };
+    return { error: `not a session entry (${issue ? `${issue.path.join(".") || "entry"}: ${issue.message}` : "schema mismatch"})`, json: true };
   }
   // The raw object, not zod's copy: unknown keys of blocks survive for newer readers.
   return { entry: value as SessionEntry };
@@ -86,7 +92,7 @@ function recoveredOffsets(entries: readonly SessionEntry[]): Set<number> {
 export function parseSession(buf: Buffer, file: string): ParsedSession {
   const entries: SessionEntry[] = [];
   const found: Anomaly[] = [];
-  const malformed: { line: number; offset: number; bytes: number; error: string; raw: Buffer }[] = [];
+  const malformed: { line: number; offset: number; bytes: number; error: string; json?: true; raw: Buffer }[] = [];
   let lastContentLine = 0;
   let line = 0;
   for (let start = 0; start < buf.length; ) {
@@ -109,11 +115,15 @@ export function parseSession(buf: Buffer, file: string): ParsedSession {
     }
     const r = parseLine(raw.toString("utf8"));
     if ("entry" in r) entries.push(r.entry);
-    else malformed.push({ line, offset, bytes: raw.length, error: r.error, raw });
+    else malformed.push({ line, offset, bytes: raw.length, error: r.error, json: r.json, raw });
   }
   const recovered = recoveredOffsets(entries);
   for (const m of malformed) {
     if (recovered.has(m.offset)) continue;
+    if (m.json) {
+      found.push({ line: m.line, offset: m.offset, bytes: m.bytes, nul_bytes: 0, reason: "invalid entry", detail: m.error, kept: false, preview: preview(m.raw) });
+      continue;
+    }
     if (m.line !== lastContentLine) {
       throw new Error(`${file}:${m.line}: ${m.error}; the session file is damaged: repair or remove line ${m.line}`);
     }
@@ -141,5 +151,7 @@ export function anomalyWarning(file: string, a: Anomaly): string {
       return `${file}:${a.line}: dropped ${a.bytes} bytes holding ${a.nul_bytes} NUL bytes at byte ${a.offset}: the filesystem lost data in a crash, so entries may be missing`;
     case "NUL padding":
       return `${file}:${a.line}: kept an entry padded with ${a.nul_bytes} NUL bytes at byte ${a.offset}: the filesystem lost data in a crash, so entries may be missing`;
+    case "invalid entry":
+      return `${file}:${a.line}: skipped an entry this version cannot read, ${a.detail}: a plugin wrote it malformed, or a newer Larik wrote it`;
   }
 }
