@@ -24,7 +24,7 @@ export function helpText(host: Host, options: Record<string, CliOption>): string
   parts.push(`usage:\n${"  larik [flags] [prompt]".padEnd(35)}interactive terminal UI\n${'  larik -p [flags] "prompt"'.padEnd(35)}headless: print the answer and exit`);
   const subs = host.frontends.list().filter((f) => f.subcommand);
   for (const f of subs) parts.push(`  larik ${f.subcommand} [flags]`.padEnd(35) + f.description);
-  parts.push("  larik config approve".padEnd(35) + "trust this project's larik.config.ts as it is now\n");
+  parts.push("  larik config approve".padEnd(35) + "trust this project's larik.config.ts and the files it loads, as they are now\n");
   parts.push("flags:\n" + table(Object.entries(options).map(([k, o]) => [flag(k, o), o.description])));
   for (const f of subs) {
     if (!f.options || !Object.keys(f.options).length) continue;

@@ -14,7 +14,7 @@ import {
   type Frontend,
   type Plugin,
 } from "../kernel/index.js";
-import { loadConfig, approveProjectConfig } from "../kernel/index.js";
+import { loadConfig, approveProjectConfig, displayPath } from "../kernel/index.js";
 import { VERSION, versionText } from "./version.js";
 import { helpText } from "./help.js";
 import { isPrintRun } from "./print-flag.js";
@@ -167,13 +167,20 @@ async function listSessions(host: Host): Promise<number> {
   return 0;
 }
 
-/** `larik config approve`: trusts the project's `larik.config.ts` as it is now. */
+/** `larik config approve`: trusts the project's `larik.config.ts` and the files it loads, as they are now. */
 async function configCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   if (argv[0] !== "approve" || argv.length > 1) {
-    throw new ConfigError("usage: larik config approve   (trust this project's larik.config.ts as it is now)");
+    throw new ConfigError("usage: larik config approve   (trust this project's larik.config.ts and the files it loads, as they are now)");
   }
   const approved = await approveProjectConfig(cwd, env);
-  process.stdout.write(approved ? `approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})\n` : "no larik.config.ts in this project\n");
+  if (!approved) {
+    process.stdout.write("no larik.config.ts in this project\n");
+    return 0;
+  }
+  const n = approved.files.length;
+  const shown = approved.files.slice(0, 5).map((f) => displayPath(f, cwd, env)).join(", ");
+  const files = n ? `, with the ${n === 1 ? "file" : `${n} files`} it loads: ${shown}${n > 5 ? ` and ${n - 5} more` : ""}` : "";
+  process.stdout.write(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}\n`);
   return 0;
 }
 

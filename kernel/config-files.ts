@@ -1,14 +1,14 @@
 /**
  * `larik.config.ts` files (DESIGN.md "Layout"; trust per LARIK-REFERENCE §26 and invariant 7):
- * finding them, hashing them for approval, evaluating them with jiti, and turning plugin specs
- * into plugin values. jiti is imported only when a config file exists.
+ * finding them, hashing them and the files they load for approval, evaluating them with jiti,
+ * and turning plugin specs into plugin values. jiti is imported only when a config file exists.
  */
 import { createHash } from "node:crypto";
-import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti } from "jiti";
 import type { Plugin } from "./plugin.js";
 import type { LarikConfig, PluginSpec } from "./config.js";
@@ -84,6 +84,158 @@ export async function readConfigSource(file: string): Promise<ConfigSource> {
 }
 
 /**
+ * What `larik config approve` records for a project config (`approved_configs[<its path>]`).
+ * Approval is taken back as soon as any of these files differs from its hash or is gone.
+ */
+export interface ConfigApproval {
+  /** sha256 hex of the config file's bytes. */
+  sha256: string;
+  /**
+   * The other files that loading the config took in (its imports, transitively, and the modules
+   * its `plugins` and `preset` name), inside the project and outside `node_modules`: canonical
+   * absolute path → sha256 hex of the file's bytes.
+   */
+  files: Record<string, string>;
+}
+
+/**
+ * The directory whose files an approval pins: the git root above the config, or the config's
+ * own directory outside a repository (where {@link findProjectConfig} looks no higher).
+ */
+function projectRootOf(configFile: string): string {
+  const dir = canonicalDir(dirname(configFile));
+  return gitRoot(dir) ?? dir;
+}
+
+/**
+ * Config files this process has evaluated. Node keeps an ES module (and CommonJS or JSON it
+ * loaded) once loaded and never compiles it again, so tracing the same config again here would
+ * miss those: {@link traceProjectConfig} refuses instead.
+ */
+const evaluatedHere = new Set<string>();
+
+/**
+ * Runs `fn` and returns its result with every file Node loaded as code meanwhile (canonical
+ * absolute paths). The V8 inspector reports each script it compiles (whether jiti transpiled
+ * it, Node imported it as an ES module, or required it as CommonJS), which jiti's own hooks
+ * cannot do: it hands `.mjs` and `.cjs` files to Node, whose imports jiti then never sees.
+ * JSON is not compiled, so files that enter `require.cache` are added too.
+ * @throws Error when this Node has no inspector (a build without it), and whatever `fn` throws.
+ */
+async function recordLoadedFiles<T>(fn: () => Promise<T>): Promise<{ value: T; files: Set<string> }> {
+  const [inspector, { createRequire }] = await Promise.all([
+    import("node:inspector").catch(() => {
+      throw new Error("this Node has no inspector, which approval needs to see the files the config loads");
+    }),
+    import("node:module"),
+  ]);
+  const requireCache = createRequire(import.meta.url).cache;
+  const required = new Set(Object.keys(requireCache));
+  const urls: string[] = [];
+  let live = false;
+  const session = new inspector.Session();
+  // Debugger.enable first replays every script compiled so far; those were not loaded by `fn`
+  const record = (m: { params: { url: string } }) => {
+    if (live) urls.push(m.params.url);
+  };
+  session.on("Debugger.scriptParsed", record);
+  // jiti runs a module that does not compile as a script again from a data: URL, which names no
+  // file: the failed attempt is what names it
+  session.on("Debugger.scriptFailedToParse", record);
+  try {
+    session.connect();
+    await new Promise<void>((done, fail) => session.post("Debugger.enable", (err) => (err ? fail(err) : done())));
+    live = true;
+    const value = await fn();
+    const files = new Set<string>();
+    for (const key of Object.keys(requireCache)) if (!required.has(key)) urls.push(key);
+    for (const url of urls) {
+      const path = url.startsWith("file:") ? fileURLToPath(url) : isAbsolute(url) ? url : undefined;
+      if (!path) continue; // node:internal, eval, wasm:// …: no file of the project
+      try {
+        files.add(realpathSync(path));
+      } catch {
+        files.add(path); // gone already: keep it, so the approval cannot be complete by accident
+      }
+    }
+    return { value, files };
+  } finally {
+    live = false;
+    session.disconnect();
+  }
+}
+
+/**
+ * Loads a project config the way `loadConfig` does (evaluates `source`, then loads the
+ * modules its `plugins` and `preset` name) and hashes every file that took part: what
+ * `larik config approve` pins. Files outside the project root (the git root, else the config's
+ * directory) or under a `node_modules` directory are left out. Runs the config's code.
+ * @returns the approval record and the plugin specs that could not be loaded (one-line notices,
+ *   prefixed with `label`).
+ * @throws Error (one line) when the config fails to load, a loaded file cannot be read, or this
+ *   process evaluated the config before (what it loaded then would be missed).
+ */
+export async function traceProjectConfig(
+  source: ConfigSource,
+  label: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ approval: ConfigApproval; notices: string[] }> {
+  if (evaluatedHere.has(source.file)) {
+    throw new Error("this process has loaded it before, and Node does not show again the modules it kept from then: run `larik config approve` in a new process");
+  }
+  // load jiti, zod and the kernel's public module before recording: they are Larik's, not the
+  // project's, even when Larik runs from a checkout inside the project
+  await jitiFor(source.file, env);
+  const { value: notices, files } = await recordLoadedFiles(async () => {
+    const cfg = await evaluateConfig(source, env).catch((err: unknown) => {
+      throw new Error(`${oneLine(err)}; fix it, then run \`larik config approve\``);
+    });
+    const out: string[] = [];
+    for (const specs of [cfg.plugins, cfg.preset]) {
+      if (specs) out.push(...(await resolvePluginSpecs(specs, source.file, label, env)).notices);
+    }
+    return out;
+  });
+  const root = projectRootOf(source.file);
+  const pinned = [...files].filter((f) => f !== source.file && pinnable(root, f)).sort();
+  const hashes = await Promise.all(
+    pinned.map((f) =>
+      readFile(f).then(hashConfigContent, (err: unknown) => {
+        throw new Error(`cannot read ${f}, which it loads: ${oneLine(err)}`);
+      }),
+    ),
+  );
+  return { approval: { sha256: source.hash, files: Object.fromEntries(pinned.map((f, i) => [f, hashes[i]!])) }, notices };
+}
+
+/**
+ * True for a file an approval pins: inside `root` and not in a `node_modules` directory. Packages
+ * are left to the lockfile that chose them: pinning them would ask again after every install.
+ */
+function pinnable(root: string, file: string): boolean {
+  const rel = relative(root, file);
+  if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false;
+  return !rel.split(sep).includes("node_modules");
+}
+
+/**
+ * The files of an approval that differ from what is on disk now, in path order: `removed` when
+ * the file cannot be read any more. An empty list means every pinned file is as approved.
+ */
+export async function filesChangedSinceApproval(files: Record<string, string>): Promise<{ file: string; removed: boolean }[]> {
+  const checks = await Promise.all(
+    Object.keys(files)
+      .sort()
+      .map(async (file) => {
+        const buf = await readFile(file).catch(() => undefined);
+        if (!buf) return { file, removed: true };
+        return hashConfigContent(buf) === files[file] ? undefined : { file, removed: false };
+      }),
+  );
+  return checks.filter((c) => c !== undefined);
+}
+
+/**
  * A jiti instance that resolves modules relative to `file`. The bare import `larik` always maps
  * to this kernel's public module, so a config in `~/.config/larik` can `import { defineConfig }
  * from "larik"` without a local install and shares the running kernel; `zod` maps to the
@@ -123,6 +275,7 @@ async function transformCacheDir(env: NodeJS.ProcessEnv): Promise<string | false
  */
 export async function evaluateConfig(source: ConfigSource, env: NodeJS.ProcessEnv = process.env): Promise<LarikConfig> {
   const jiti = await jitiFor(source.file, env);
+  evaluatedHere.add(source.file);
   let mod: unknown;
   try {
     mod = await jiti.evalModule(source.content, { filename: source.file, id: source.file, async: true });

@@ -18,16 +18,20 @@ import { ConfigError } from "./models.js";
 import { canonicalDir, configDir, gitRoot, privateProjectFile, tildePath } from "./paths.js";
 import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } from "./settings-schema.js";
 import {
+  type ConfigApproval,
+  type ConfigSource,
   evaluateConfig,
+  filesChangedSinceApproval,
   findPersonalConfig,
   findProjectConfig,
   oneLine,
   readConfigSource,
   resolvePluginSpecs,
+  traceProjectConfig,
 } from "./config-files.js";
 
 export { settingsSchema } from "./settings-schema.js";
-export { findPersonalConfig, findProjectConfig, hashConfigContent, personalConfigFile } from "./config-files.js";
+export { findPersonalConfig, findProjectConfig, hashConfigContent, personalConfigFile, type ConfigApproval } from "./config-files.js";
 
 /** `hooks` in Claude Code format (§14): event name → matcher groups (checked by the schema). */
 export type HooksSettings = Record<
@@ -73,8 +77,11 @@ export type Settings = Record<string, unknown> & {
   approved_mcp_servers?: Record<string, string>;
   /** Hash of the approved shared hook set. */
   approved_project_hooks?: string;
-  /** Absolute config-file path → sha256 hex of the approved content. */
-  approved_configs?: Record<string, string>;
+  /**
+   * Absolute config-file path → what its approval pins. A bare sha256 hex string is the form of
+   * Larik versions that pinned only the config file; it no longer counts as approved.
+   */
+  approved_configs?: Record<string, ConfigApproval | string>;
   sandbox?: Record<string, unknown> & { enabled?: boolean; network?: boolean; writable?: string[]; allowed_domains?: string[]; env_passthrough?: string[] };
   shared_extra?: Record<string, unknown>;
 };
@@ -608,8 +615,9 @@ function splitConfig(cfg: LarikConfig): { preset?: LarikConfig["preset"]; plugin
  * personal and (approved) project `larik.config.ts`.
  *
  * The personal config always runs. A project config runs only when the private project file has
- * `approved_configs[<its canonical path>]` equal to the sha256 of its current content; otherwise
- * it is skipped with a notice naming `larik config approve`. A project config that fails to load
+ * an approval for its canonical path whose hashes still match the config and every file it
+ * pinned (see {@link approveProjectConfig}); otherwise it is skipped, before any of it runs, with
+ * a notice naming `larik config approve` (and the file that changed). A project config that fails to load
  * or has a bad setting is skipped with a notice (a clone must not block start-up).
  *
  * Returns `{ settings, notices, plugins, preset?, disable, configFiles }`.
@@ -655,14 +663,9 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
       notices.push(`${label} not loaded: cannot read it (${oneLine(err)})`);
       return undefined;
     });
-    const approved = (priv.data.approved_configs as Record<string, string> | undefined)?.[projectFile];
-    if (!source) {
-      // reported above
-    } else if (approved === undefined) {
-      notices.push(`${label} not loaded: a project config runs code, so it needs your approval; review it, then run \`larik config approve\``);
-    } else if (approved !== source.hash) {
-      notices.push(`${label} not loaded: it changed since you approved it; review it, then run \`larik config approve\``);
-    } else {
+    const refusal = source && (await whyNotApproved(source, (priv.data.approved_configs as Settings["approved_configs"])?.[projectFile], cwd, env));
+    if (refusal) notices.push(`${label} not loaded: ${refusal}`);
+    else if (source) {
       try {
         const parts = splitConfig(await evaluateConfig(source, env));
         const check = checkSettings(parts.settings);
@@ -694,33 +697,61 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /**
- * Approves the project's `larik.config.ts` for `cwd` (`larik config approve`): records
- * `approved_configs[<canonical path>] = sha256(content)` in the private project file. Pass
- * `opts.hash` (the hash of the content the user reviewed) to refuse when the file changed since.
- * Returns the file's canonical path and the recorded hash, or undefined when the project has no
- * config file.
- * @throws ConfigError when the file changed since `opts.hash` or cannot be read.
+ * Why a project config may not run as it is now, or undefined when its approval still holds: the
+ * config's bytes and every file the approval pinned hash as they did (see {@link ConfigApproval}).
+ * Reads and hashes those files; evaluates nothing.
+ */
+async function whyNotApproved(source: ConfigSource, approved: ConfigApproval | string | undefined, cwd: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const review = "review it, then run `larik config approve`";
+  if (approved === undefined) return `a project config runs code, so it needs your approval; ${review}`;
+  // the old form pinned the config file alone: trusting it would keep its files unpinned
+  if (typeof approved === "string") return "it was approved by an older Larik, which did not pin the files it loads; review them too, then run `larik config approve` again";
+  if (approved.sha256 !== source.hash) return `it changed since you approved it; ${review}`;
+  const changed = await filesChangedSinceApproval(approved.files);
+  if (!changed.length) return undefined;
+  const first = changed[0]!;
+  const more = changed.length > 1 ? ` (and ${changed.length - 1} more)` : "";
+  return `${displayPath(first.file, cwd, env)}, which it loads, ${first.removed ? "is gone" : "changed"} since you approved it${more}; ${review}`;
+}
+
+/**
+ * Approves the project's `larik.config.ts` for `cwd` (`larik config approve`). Loads it once, as
+ * a run would (its code runs), to learn which files it loads, then records in the private project
+ * file `approved_configs[<canonical path>] = { sha256, files }` (see {@link ConfigApproval}).
+ * Pass `opts.hash` (the hash of the content the user reviewed) to refuse when the file changed
+ * since. Returns the file's canonical path, its hash and the other files pinned (canonical
+ * paths), or undefined when the project has no config file.
+ * @throws ConfigError when the file changed since `opts.hash`, cannot be read, fails to load, or
+ *   names a plugin module that cannot be loaded (approving it would leave what loads later unpinned).
  */
 export async function approveProjectConfig(
   cwd: string,
   env: NodeJS.ProcessEnv = process.env,
   opts: { hash?: string } = {},
-): Promise<{ path: string; hash: string } | undefined> {
+): Promise<{ path: string; hash: string; files: string[] } | undefined> {
   const file = await findProjectConfig(cwd, env);
   if (!file) return undefined;
   const label = displayPath(file, cwd, env);
-  const { hash } = await readConfigSource(file).catch((err: unknown) => {
+  const source = await readConfigSource(file).catch((err: unknown) => {
     throw new ConfigError(`${label}: cannot read it (${oneLine(err)})`);
   });
-  if (opts.hash !== undefined && opts.hash !== hash) {
+  if (opts.hash !== undefined && opts.hash !== source.hash) {
     throw new ConfigError(`${label} changed while you were reviewing it: review it again, then approve`);
+  }
+  const { approval, notices } = await traceProjectConfig(source, label, env).catch((err: unknown) => {
+    throw new ConfigError(`${label}: ${oneLine(err)}`);
+  });
+  // a plugin module that did not load now could appear later: it would run without being pinned
+  if (notices.length) {
+    const more = notices.length > 1 ? ` (and ${notices.length - 1} more)` : "";
+    throw new ConfigError(`${notices[0]}${more}, so it is not approved: fix it, then run \`larik config approve\``);
   }
   await updatePrivateProjectSettings(
     cwd,
-    (cur) => ({ ...cur, approved_configs: { ...(isObject(cur.approved_configs) ? cur.approved_configs : {}), [file]: hash } }),
+    (cur) => ({ ...cur, approved_configs: { ...(isObject(cur.approved_configs) ? cur.approved_configs : {}), [file]: approval } }),
     env,
   );
-  return { path: file, hash };
+  return { path: file, hash: source.hash, files: Object.keys(approval.files) };
 }
 
 // ───────────────────────── writing ─────────────────────────

@@ -161,7 +161,11 @@ function buildSettingsSchema() {
     approved_mcp_servers: z.optional(mapOf(str("a config hash"))),
     hooks: z.optional(HooksSchema),
     approved_project_hooks: z.optional(str("a hook-set hash")),
-    approved_configs: z.optional(mapOf(str("a sha256 hex digest"))),
+    /** Config path → `{ sha256, files: { <path>: sha256 } }`; a bare digest is the old form, kept readable to ask again. */
+    approved_configs: z.optional(mapOf(z.union([
+      str(),
+      obj({ sha256: str("a sha256 hex digest"), files: mapOf(str("a sha256 hex digest")) }),
+    ], { error: "expected {sha256, files} (run `larik config approve` again)" }))),
     tool_search: z.optional(oneOf(["auto", "on", "off"] as const)),
     web: z.optional(obj({
       fetch_disabled: z.optional(bool()),

@@ -147,9 +147,10 @@ describe("project larik.config.ts", () => {
     ]);
 
     const approved = await approveProjectConfig(repo, env);
-    expect(approved).toEqual({ path: file, hash: hashConfigContent(readFileSync(file)) });
+    const team = join(repo, "tools", "team.ts");
+    expect(approved).toEqual({ path: file, hash: hashConfigContent(readFileSync(file)), files: [team] });
     const saved = JSON.parse(readFileSync(privateProjectFile(repo, env), "utf8"));
-    expect(saved.approved_configs).toEqual({ [file]: approved!.hash });
+    expect(saved.approved_configs).toEqual({ [file]: { sha256: approved!.hash, files: { [team]: hashConfigContent(readFileSync(team)) } } });
 
     cfg = await loadConfig(repo, env);
     expect(ran()).toBe(true);
@@ -165,6 +166,7 @@ describe("project larik.config.ts", () => {
     projectConfig();
     teamPlugin();
     await approveProjectConfig(repo, env);
+    rmSync(join(base, "project-config-ran")); // approving ran it once
     projectConfig(`model: "someone/else",`);
     const cfg = await loadConfig(repo, env);
     expect(ran()).toBe(false);
@@ -209,8 +211,10 @@ describe("project larik.config.ts", () => {
   });
 
   it("a failing approved project config is skipped with a notice, not an error", async () => {
-    write(join(repo, "larik.config.ts"), `throw new Error("boom");\n`);
+    const flag = join(base, "fail-now");
+    write(join(repo, "larik.config.ts"), `import { existsSync } from "node:fs";\nif (existsSync(${JSON.stringify(flag)})) throw new Error("boom");\nexport default {};\n`);
     await approveProjectConfig(repo, env);
+    write(flag, "");
     const cfg = await loadConfig(repo, env);
     expect(cfg.notices).toEqual(["larik.config.ts: failed to load: boom (config not loaded)"]);
   });
@@ -223,6 +227,113 @@ describe("project larik.config.ts", () => {
     expect(cfg.plugins.map((p) => p.name)).toEqual(["mine", "theirs"]);
     expect(cfg.preset?.map((p) => p.name)).toEqual(["p2"]);
     expect(cfg.disable).toEqual(["x", "y"]);
+  });
+});
+
+describe("what a project config approval pins", () => {
+  /** A project whose config loads files every way jiti and Node load them, plus a package and a file outside. */
+  function projectLoadingFiles(): string[] {
+    write(join(base, "outside.ts"), `export default "outside";\n`);
+    write(join(repo, "node_modules", "some-pkg", "package.json"), JSON.stringify({ name: "some-pkg", main: "index.js" }));
+    write(join(repo, "node_modules", "some-pkg", "index.js"), `module.exports = "pkg";\n`);
+    write(
+      join(repo, "larik.config.ts"),
+      `import { defineConfig } from "larik";
+import { greeting } from "./helpers.ts";
+import pkg from "some-pkg";
+import outside from ${JSON.stringify(join(base, "outside.ts"))};
+export default defineConfig({ plugins: ["./lp/p.ts", "./lp/q.mjs"], my_option: greeting + pkg + outside });
+`,
+    );
+    write(join(repo, "helpers.ts"), `import deep from "./lib/deep.mjs";\nimport data from "./lib/data.json";\nimport legacy from "./lib/legacy.cjs";\nexport const greeting: string = deep + data.word + legacy;\n`);
+    write(join(repo, "lib", "deep.mjs"), `import deeper from "./deeper.mjs";\nexport default "deep" + deeper;\n`);
+    write(join(repo, "lib", "deeper.mjs"), `export default "!";\n`);
+    write(join(repo, "lib", "data.json"), `{ "word": "w" }\n`);
+    write(join(repo, "lib", "legacy.cjs"), `module.exports = require("./legacy2.cjs");\n`);
+    write(join(repo, "lib", "legacy2.cjs"), `module.exports = "old";\n`);
+    write(join(repo, "lp", "p.ts"), `import { definePlugin } from "larik";\nimport { tag } from "./p-dep.ts";\nexport default definePlugin({ name: "p" + tag, setup() {} });\n`);
+    write(join(repo, "lp", "p-dep.ts"), `export const tag = "";\n`);
+    write(join(repo, "lp", "q.mjs"), `import "./q-dep.mjs";\nexport default { name: "q", setup() {} };\n`);
+    write(join(repo, "lp", "q-dep.mjs"), `export {};\n`);
+    return ["helpers.ts", "lib/data.json", "lib/deep.mjs", "lib/deeper.mjs", "lib/legacy.cjs", "lib/legacy2.cjs", "lp/p-dep.ts", "lp/p.ts", "lp/q-dep.mjs", "lp/q.mjs"];
+  }
+
+  it("every project file it loads, however loaded, but no package or outside file; a change to one skips it, naming the file", async () => {
+    const loaded = projectLoadingFiles();
+    const approved = await approveProjectConfig(repo, env);
+    expect(approved!.files).toEqual(loaded.map((f) => join(repo, f)));
+    let cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual([]);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["p", "q"]);
+    expect(cfg.settings.my_option).toBe("deep!woldpkgoutside");
+
+    for (const f of loaded) {
+      const before = readFileSync(join(repo, f), "utf8");
+      writeFileSync(join(repo, f), `${before}\n`);
+      cfg = await loadConfig(repo, env);
+      expect(cfg.notices).toEqual([`larik.config.ts not loaded: ${f}, which it loads, changed since you approved it; review it, then run \`larik config approve\``]);
+      expect(cfg.plugins).toEqual([]);
+      expect(cfg.settings.my_option).toBeUndefined();
+      writeFileSync(join(repo, f), before);
+    }
+    // not pinned: a package under node_modules, a file outside the project
+    writeFileSync(join(repo, "node_modules", "some-pkg", "index.js"), `module.exports = "PKG";\n`);
+    writeFileSync(join(base, "outside.ts"), `export default "OUTSIDE";\n`);
+    cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual([]);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["p", "q"]);
+
+    rmSync(join(repo, "lp", "p-dep.ts"));
+    writeFileSync(join(repo, "lib", "deeper.mjs"), `export default "?";\n`);
+    cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual([
+      "larik.config.ts not loaded: lib/deeper.mjs, which it loads, changed since you approved it (and 1 more); review it, then run `larik config approve`",
+    ]);
+  });
+
+  it("names a pinned file that is gone", async () => {
+    projectConfig();
+    teamPlugin();
+    await approveProjectConfig(repo, env);
+    rmSync(join(repo, "tools", "team.ts"));
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual(["larik.config.ts not loaded: tools/team.ts, which it loads, is gone since you approved it; review it, then run `larik config approve`"]);
+  });
+
+  it("an approval of the older form (the config's hash alone) asks again", async () => {
+    const file = projectConfig();
+    teamPlugin();
+    write(privateProjectFile(repo, env), JSON.stringify({ approved_configs: { [file]: hashConfigContent(readFileSync(file)) } }));
+    const cfg = await loadConfig(repo, env);
+    expect(ran()).toBe(false);
+    expect(cfg.plugins).toEqual([]);
+    expect(cfg.notices).toEqual([
+      "larik.config.ts not loaded: it was approved by an older Larik, which did not pin the files it loads; review them too, then run `larik config approve` again",
+    ]);
+  });
+
+  it("is refused while the config fails to load", async () => {
+    write(join(repo, "larik.config.ts"), `throw new Error("boom");\n`);
+    await expect(approveProjectConfig(repo, env)).rejects.toThrow(/^larik\.config\.ts: failed to load: boom; fix it, then run `larik config approve`$/);
+    expect(existsSync(privateProjectFile(repo, env))).toBe(false);
+  });
+
+  it("is refused while the config names a plugin module that does not load", async () => {
+    write(join(repo, "larik.config.ts"), `export default { plugins: ["./tools/team.ts", "./later.ts"] };\n`);
+    teamPlugin();
+    const err = await approveProjectConfig(repo, env).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/^larik\.config\.ts: plugin "\.\/later\.ts" skipped: .*, so it is not approved: fix it, then run `larik config approve`$/);
+    expect(existsSync(privateProjectFile(repo, env))).toBe(false);
+  });
+
+  it("is refused in a process that loaded the config already", async () => {
+    projectConfig();
+    teamPlugin();
+    await approveProjectConfig(repo, env);
+    await expect(approveProjectConfig(repo, env)).rejects.toThrow(
+      "larik.config.ts: this process has loaded it before, and Node does not show again the modules it kept from then: run `larik config approve` in a new process",
+    );
   });
 });
 

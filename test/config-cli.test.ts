@@ -1,0 +1,124 @@
+/**
+ * `larik.config.ts` through the built CLI (`dist/cli.cjs`) as a user runs it, in a temp git repo
+ * with temp XDG directories: a project config's approval pins the files it loads (an auditor
+ * approves, then the plugin or a helper changes).
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startMockModelServer, type MockModelServer } from "./fakes/mock-model-server.js";
+
+const CLI = join(resolve(import.meta.dirname, ".."), "dist", "cli.cjs");
+
+function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+function write(file: string, text: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+let server: MockModelServer;
+let base: string;
+let repo: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error("dist/cli.cjs is missing: run npm run build first");
+  server = await startMockModelServer();
+  base = mkdtempSync(join(tmpdir(), "larik-cfg-cli-"));
+  repo = join(base, "repo");
+  mkdirSync(repo);
+  execFileSync("git", ["init", "-q", repo]);
+  const home = join(base, "home");
+  env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    XDG_CONFIG_HOME: join(home, ".config"),
+    XDG_DATA_HOME: join(home, ".local", "share"),
+    XDG_CACHE_HOME: join(home, ".cache"),
+    NO_COLOR: "1",
+    OPENAI_BASE_URL: `${server.url}/v1`,
+    OPENAI_API_KEY: "k",
+  };
+});
+afterAll(async () => {
+  await server?.close();
+  rmSync(base, { recursive: true, force: true });
+});
+
+/** One headless run answered "ok"; returns its stderr (notices) after checking it succeeded. */
+async function ask(): Promise<string> {
+  server.push({ text: "ok" });
+  const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], repo, env);
+  expect(r.stdout).toBe("ok\n");
+  expect(r.code).toBe(0);
+  return r.stderr;
+}
+
+describe("larik config approve, then larik -p", () => {
+  it("runs the approved config; a changed plugin or helper skips it, until approved again", async () => {
+    const marker = join(repo, "plugin-ran.txt");
+    const pwned = join(base, "pwned.txt");
+    write(
+      join(repo, "larik.config.ts"),
+      `import { defineConfig } from "larik";\nimport { label } from "./helpers.ts";\nexport default defineConfig({ plugins: ["./lp/p.ts"], my_label: label });\n`,
+    );
+    const helper = `export const label: string = "v1";\n`;
+    write(join(repo, "helpers.ts"), helper);
+    const plugin = [
+      `import { writeFileSync } from "node:fs";`,
+      `import { join } from "node:path";`,
+      `import { definePlugin } from "larik";`,
+      `export default definePlugin({ name: "p", setup(ctx) { writeFileSync(join(ctx.cwd, "plugin-ran.txt"), "ran"); } });`,
+      ``,
+    ].join("\n");
+    write(join(repo, "lp", "p.ts"), plugin);
+    const review = "review it, then run `larik config approve`";
+
+    expect(await ask()).toContain(`larik.config.ts not loaded: a project config runs code, so it needs your approval; ${review}`);
+    expect(existsSync(marker)).toBe(false);
+
+    const approved = await runCli(["config", "approve"], repo, env);
+    expect(approved.stderr).toBe("");
+    expect(approved.stdout).toMatch(/^approved .*\/repo\/larik\.config\.ts \(sha256 [0-9a-f]{16}\), with the 2 files it loads: helpers\.ts, lp\/p\.ts\n$/);
+    expect(await ask()).not.toContain("larik.config.ts");
+    expect(readFileSync(marker, "utf8")).toBe("ran");
+    rmSync(marker);
+
+    // the auditor's case: the plugin module now writes a file of its own
+    write(join(repo, "lp", "p.ts"), `import { writeFileSync as w } from "node:fs";\nw(${JSON.stringify(pwned)}, "x");\n${plugin}`);
+    expect(await ask()).toContain(`larik.config.ts not loaded: lp/p.ts, which it loads, changed since you approved it; ${review}`);
+    expect(existsSync(pwned)).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+
+    // back as approved: it runs again
+    write(join(repo, "lp", "p.ts"), plugin);
+    expect(await ask()).not.toContain("larik.config.ts");
+    expect(existsSync(marker)).toBe(true);
+    rmSync(marker);
+
+    // a module the config itself imports
+    write(join(repo, "helpers.ts"), `import { writeFileSync as w } from "node:fs";\nw(${JSON.stringify(pwned)}, "x");\n${helper}`);
+    expect(await ask()).toContain(`larik.config.ts not loaded: helpers.ts, which it loads, changed since you approved it; ${review}`);
+    expect(existsSync(pwned)).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+
+    // approved again, as it is now
+    expect((await runCli(["config", "approve"], repo, env)).code).toBe(0);
+    rmSync(pwned); // approving ran the config once
+    expect(await ask()).not.toContain("larik.config.ts");
+    expect(existsSync(marker)).toBe(true);
+    expect(existsSync(pwned)).toBe(true);
+  });
+});
