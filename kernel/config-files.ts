@@ -280,7 +280,7 @@ export async function evaluateConfig(source: ConfigSource, env: NodeJS.ProcessEn
   try {
     mod = await jiti.evalModule(source.content, { filename: source.file, id: source.file, async: true });
   } catch (err) {
-    throw new Error(`failed to load: ${oneLine(err)}`);
+    throw new Error(`failed to load: ${oneLine(err, source.file)}`);
   }
   const value = mod && typeof mod === "object" && "default" in mod ? (mod as { default: unknown }).default : mod;
   if (!value || typeof value !== "object" || Array.isArray(value)) {
@@ -352,8 +352,19 @@ export async function resolvePluginSpecs(
   return { plugins, notices };
 }
 
-/** An error's message on one line. */
-export function oneLine(err: unknown): string {
+/**
+ * An error's message on one line: its first line, plus the place of a syntax error, which jiti
+ * puts on a line of its own (`<path>:<line>:<column>`, column counted from 0). The place reads
+ * `at line L, column C` (both counted from 1, as editors do) when it is in `file`, the module
+ * being loaded, else `at <path>:L:C`.
+ */
+export function oneLine(err: unknown, file?: string): string {
   const msg = err instanceof Error ? err.message : String(err);
-  return msg.split("\n").find((l) => l.trim())?.trim() ?? "unknown error";
+  const lines = msg.split("\n").map((l) => l.trim()).filter(Boolean);
+  const first = lines[0] ?? "unknown error";
+  const place = lines.slice(1).map((l) => /^(.+):(\d+):(\d+)$/.exec(l)).find((m) => m && Number(m[2]) > 0);
+  if (!place) return first;
+  const [, path, line, column] = place;
+  const col = Number(column) + 1;
+  return `${first} at ${path === file ? `line ${line}, column ${col}` : `${path}:${line}:${col}`}`;
 }

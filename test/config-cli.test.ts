@@ -1,7 +1,7 @@
 /**
  * `larik.config.ts` through the built CLI (`dist/cli.cjs`) as a user runs it, in a temp git repo
  * with temp XDG directories: a project config's approval pins the files it loads (an auditor
- * approves, then the plugin or a helper changes).
+ * approves, then the plugin or a helper changes), and a syntax error names its place.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -120,5 +120,19 @@ describe("larik config approve, then larik -p", () => {
     expect(await ask()).not.toContain("larik.config.ts");
     expect(existsSync(marker)).toBe(true);
     expect(existsSync(pwned)).toBe(true);
+  });
+});
+
+describe("a config file with a syntax error", () => {
+  it("stops larik with one line that names the line and column", async () => {
+    const cfg = join(env.XDG_CONFIG_HOME!, "larik", "larik.config.ts");
+    write(cfg, "export default { max_turns:");
+    try {
+      const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], repo, env);
+      expect(r.stderr).toBe("larik: ~/.config/larik/larik.config.ts: failed to load: ParseError: Unexpected token at line 1, column 28\n");
+      expect(r.code).toBe(2);
+    } finally {
+      rmSync(cfg);
+    }
   });
 });

@@ -111,6 +111,17 @@ export default defineConfig({
     expect((err as Error).message).toBe('~/.config/larik/larik.config.ts: "max_turns": expected a positive integer, got "ten"');
   });
 
+  it("a syntax error names its line and column, in the config or in a module it imports", async () => {
+    write(join(cfgDir(), "larik.config.ts"), "export default { max_turns:");
+    await expect(loadConfig(repo, env)).rejects.toThrow(
+      /^~\/\.config\/larik\/larik\.config\.ts: failed to load: ParseError: Unexpected token at line 1, column 28$/,
+    );
+    write(join(cfgDir(), "larik.config.ts"), `import x from "./helper.ts";\nexport default { x };\n`);
+    const helper = write(join(cfgDir(), "helper.ts"), "const a = 1;\nconst = 2;\n");
+    const err = await loadConfig(repo, env).catch((e: unknown) => e);
+    expect((err as Error).message).toBe(`~/.config/larik/larik.config.ts: failed to load: ParseError: Unexpected token at ${helper}:2:7`);
+  });
+
   it("skips a plugin spec that cannot load, with a notice, and keeps the others", async () => {
     write(
       join(cfgDir(), "larik.config.ts"),
