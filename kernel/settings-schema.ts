@@ -165,7 +165,7 @@ function buildSettingsSchema() {
     approved_configs: z.optional(mapOf(z.union([
       str(),
       obj({ sha256: str("a sha256 hex digest"), files: mapOf(str("a sha256 hex digest")) }),
-    ], { error: "expected {sha256, files} (run `larik config approve` again)" }))),
+    ], { error: "expected {sha256, files} as `larik config approve` records it" }))),
     tool_search: z.optional(oneOf(["auto", "on", "off"] as const)),
     web: z.optional(obj({
       fetch_disabled: z.optional(bool()),

@@ -323,6 +323,15 @@ export default defineConfig({ plugins: ["./lp/p.ts", "./lp/q.mjs"], my_option: g
     ]);
   });
 
+  it("a malformed approval in the private file stops Larik with one line naming it", async () => {
+    const file = projectConfig();
+    write(privateProjectFile(repo, env), JSON.stringify({ approved_configs: { [file]: { sha256: 1 } } }));
+    const err = await loadConfig(repo, env).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toMatch(/: "approved_configs\..*larik\.config\.ts": expected \{sha256, files\} as `larik config approve` records it, got an object$/);
+    expect(ran()).toBe(false);
+  });
+
   it("is refused while the config fails to load", async () => {
     write(join(repo, "larik.config.ts"), `throw new Error("boom");\n`);
     await expect(approveProjectConfig(repo, env)).rejects.toThrow(/^larik\.config\.ts: failed to load: boom; fix it, then run `larik config approve`$/);
