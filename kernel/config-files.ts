@@ -92,20 +92,12 @@ export interface ConfigApproval {
   sha256: string;
   /**
    * The other files that loading the config took in (its imports, transitively, and the modules
-   * its `plugins` and `preset` name), inside the project and outside `node_modules`: canonical
-   * absolute path → sha256 hex of the file's bytes.
+   * its `plugins` and `preset` name), inside the project and not an installed package (under
+   * `node_modules` only files git tracks): canonical absolute path → sha256 hex of its bytes.
    */
   files: Record<string, string>;
 }
 
-/**
- * The directory whose files an approval pins: the git root above the config, or the config's
- * own directory outside a repository (where {@link findProjectConfig} looks no higher).
- */
-function projectRootOf(configFile: string): string {
-  const dir = canonicalDir(dirname(configFile));
-  return gitRoot(dir) ?? dir;
-}
 
 /**
  * Config files this process has evaluated. Node keeps an ES module (and CommonJS or JSON it
@@ -169,7 +161,8 @@ async function recordLoadedFiles<T>(fn: () => Promise<T>): Promise<{ value: T; f
  * Loads a project config the way `loadConfig` does (evaluates `source`, then loads the
  * modules its `plugins` and `preset` name) and hashes every file that took part: what
  * `larik config approve` pins. Files outside the project root (the git root, else the config's
- * directory) or under a `node_modules` directory are left out. Runs the config's code.
+ * directory) are left out, and so are packages installed under `node_modules` (there, only files
+ * git tracks are pinned). Runs the config's code.
  * @returns the approval record and the plugin specs that could not be loaded (one-line notices,
  *   prefixed with `label`).
  * @throws Error (one line) when the config fails to load, a loaded file cannot be read, or this
@@ -196,8 +189,15 @@ export async function traceProjectConfig(
     }
     return out;
   });
-  const root = projectRootOf(source.file);
-  const pinned = [...files].filter((f) => f !== source.file && pinnable(root, f)).sort();
+  // the project: the git root above the config, or its own directory outside a repository
+  // (where findProjectConfig looks no higher)
+  const dir = canonicalDir(dirname(source.file));
+  const repo = gitRoot(dir);
+  const root = repo ?? dir;
+  const inProject = [...files].filter((f) => f !== source.file && inside(root, f));
+  const packaged = new Set(inProject.filter((f) => relative(root, f).split(sep).includes("node_modules")));
+  const committed = repo && packaged.size ? await trackedByGit(repo, [...packaged]) : new Set<string>();
+  const pinned = inProject.filter((f) => !packaged.has(f) || committed.has(f)).sort();
   const hashes = await Promise.all(
     pinned.map((f) =>
       readFile(f).then(hashConfigContent, (err: unknown) => {
@@ -208,14 +208,27 @@ export async function traceProjectConfig(
   return { approval: { sha256: source.hash, files: Object.fromEntries(pinned.map((f, i) => [f, hashes[i]!])) }, notices };
 }
 
-/**
- * True for a file an approval pins: inside `root` and not in a `node_modules` directory. Packages
- * are left to the lockfile that chose them: pinning them would ask again after every install.
- */
-function pinnable(root: string, file: string): boolean {
+/** True when `file` is below the directory `root`. */
+function inside(root: string, file: string): boolean {
   const rel = relative(root, file);
-  if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return false;
-  return !rel.split(sep).includes("node_modules");
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
+}
+
+/**
+ * Which of `files` (under a `node_modules` directory of `repo`) git tracks. An approval leaves
+ * installed packages to the lockfile that chose them (pinning them would ask again after every
+ * install), but a `node_modules` directory committed to the repository is the repository's code
+ * like any other. When git cannot answer, all of them count as tracked: pinned too many, never
+ * too few.
+ */
+async function trackedByGit(repo: string, files: string[]): Promise<Set<string>> {
+  try {
+    const { git } = await import("./checkpoint-git.js");
+    const out = await git(repo, ["ls-files", "-z", "--", ...files.map((f) => relative(repo, f))]);
+    return new Set(out.toString("utf8").split("\0").filter(Boolean).map((rel) => join(repo, rel)));
+  } catch {
+    return new Set(files);
+  }
 }
 
 /**

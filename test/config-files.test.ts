@@ -262,14 +262,30 @@ export default defineConfig({ plugins: ["./lp/p.ts", "./lp/q.mjs"], my_option: g
     write(join(repo, "lib", "data.json"), `{ "word": "w" }\n`);
     write(join(repo, "lib", "legacy.cjs"), `module.exports = require("./legacy2.cjs");\n`);
     write(join(repo, "lib", "legacy2.cjs"), `module.exports = "old";\n`);
-    write(join(repo, "lp", "p.ts"), `import { definePlugin } from "larik";\nimport { tag } from "./p-dep.ts";\nexport default definePlugin({ name: "p" + tag, setup() {} });\n`);
+    write(join(repo, "lp", "p.ts"), `import { definePlugin } from "larik";\nimport { tag } from "./p-dep.ts";\nimport "vendored";\nexport default definePlugin({ name: "p" + tag, setup() {} });\n`);
     write(join(repo, "lp", "p-dep.ts"), `export const tag = "";\n`);
+    // a node_modules directory committed to the repository: its code, not an installed package
+    write(join(repo, "lp", "node_modules", "vendored", "package.json"), JSON.stringify({ name: "vendored", main: "index.js" }));
+    write(join(repo, "lp", "node_modules", "vendored", "index.js"), `module.exports = {};\n`);
+    execFileSync("git", ["add", "lp/node_modules/vendored"], { cwd: repo });
     write(join(repo, "lp", "q.mjs"), `import "./q-dep.mjs";\nexport default { name: "q", setup() {} };\n`);
     write(join(repo, "lp", "q-dep.mjs"), `export {};\n`);
-    return ["helpers.ts", "lib/data.json", "lib/deep.mjs", "lib/deeper.mjs", "lib/legacy.cjs", "lib/legacy2.cjs", "lp/p-dep.ts", "lp/p.ts", "lp/q-dep.mjs", "lp/q.mjs"];
+    return [
+      "helpers.ts",
+      "lib/data.json",
+      "lib/deep.mjs",
+      "lib/deeper.mjs",
+      "lib/legacy.cjs",
+      "lib/legacy2.cjs",
+      "lp/node_modules/vendored/index.js",
+      "lp/p-dep.ts",
+      "lp/p.ts",
+      "lp/q-dep.mjs",
+      "lp/q.mjs",
+    ];
   }
 
-  it("every project file it loads, however loaded, but no package or outside file; a change to one skips it, naming the file", async () => {
+  it("every project file it loads, however loaded, but no installed package or outside file; a change to one skips it, naming the file", async () => {
     const loaded = projectLoadingFiles();
     const approved = await approveProjectConfig(repo, env);
     expect(approved!.files).toEqual(loaded.map((f) => join(repo, f)));
@@ -287,7 +303,7 @@ export default defineConfig({ plugins: ["./lp/p.ts", "./lp/q.mjs"], my_option: g
       expect(cfg.settings.my_option).toBeUndefined();
       writeFileSync(join(repo, f), before);
     }
-    // not pinned: a package under node_modules, a file outside the project
+    // not pinned: a package installed under node_modules, a file outside the project
     writeFileSync(join(repo, "node_modules", "some-pkg", "index.js"), `module.exports = "PKG";\n`);
     writeFileSync(join(base, "outside.ts"), `export default "OUTSIDE";\n`);
     cfg = await loadConfig(repo, env);
