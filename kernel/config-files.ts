@@ -184,8 +184,9 @@ export async function traceProjectConfig(
       throw new Error(`${oneLine(err)}; fix it, then run \`larik config approve\``);
     });
     const out: string[] = [];
-    for (const specs of [cfg.plugins, cfg.preset]) {
-      if (specs) out.push(...(await resolvePluginSpecs(specs, source.file, label, env)).notices);
+    for (const key of ["plugins", "preset"] as const) {
+      const specs = cfg[key];
+      if (specs) out.push(...(await resolvePluginSpecs(specs, source.file, label, env, key)).notices);
     }
     return out;
   });
@@ -330,7 +331,10 @@ export async function resolvePluginSpecs(
   file: string,
   label: string,
   env: NodeJS.ProcessEnv = process.env,
+  key: "plugins" | "preset" = "plugins",
 ): Promise<{ plugins: Plugin[]; notices: string[] }> {
+  // a notice names the list the entry is in: a broken preset leaves Larik without front ends
+  const what = key === "preset" ? "preset entry" : "plugin";
   const plugins: Plugin[] = [];
   const notices: string[] = [];
   let jiti: Jiti | undefined;
@@ -338,7 +342,7 @@ export async function resolvePluginSpecs(
   for (const [i, spec] of specs.entries()) {
     if (typeof spec !== "string") {
       if (isPlugin(spec)) plugins.push(spec);
-      else notices.push(`${label}: plugin #${i + 1} skipped: expected definePlugin({ name, setup }) or a module path`);
+      else notices.push(`${label}: ${what} #${i + 1} skipped: expected definePlugin({ name, setup }) or a module path`);
       continue;
     }
     try {
@@ -359,7 +363,7 @@ export async function resolvePluginSpecs(
       if (bad >= 0) throw new Error("its default export is not a plugin: expected `export default definePlugin({ name, setup })`");
       plugins.push(...(list as Plugin[]));
     } catch (err) {
-      notices.push(`${label}: plugin "${spec}" skipped: ${oneLine(err)}`);
+      notices.push(`${label}: ${what} "${spec}" skipped: ${oneLine(err)}`);
     }
   }
   return { plugins, notices };

@@ -648,7 +648,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
     plugins.push(...r.plugins);
     notices.push(...r.notices);
     if (parts.preset) {
-      const p = await resolvePluginSpecs(parts.preset, personalFile, label, env);
+      const p = await resolvePluginSpecs(parts.preset, personalFile, label, env, "preset");
       preset = p.plugins;
       notices.push(...p.notices);
     }
@@ -671,7 +671,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
         const check = checkSettings(parts.settings);
         if (!check.ok) throw issueError(label, check.issues);
         const r = await resolvePluginSpecs(parts.plugins, projectFile, label, env);
-        const p = parts.preset ? await resolvePluginSpecs(parts.preset, projectFile, label, env) : undefined;
+        const p = parts.preset ? await resolvePluginSpecs(parts.preset, projectFile, label, env, "preset") : undefined;
         projectLayer = { label, trust: "personal", data: check.value };
         plugins.push(...r.plugins);
         notices.push(...r.notices, ...(p?.notices ?? []));

@@ -95,7 +95,7 @@ describe("larik with a config that has bad plugins", () => {
       expect(r.code).toBe(2);
       const [notice, error, ...rest] = lines(r.stderr);
       expect(rest).toEqual([]);
-      expect(notice).toMatch(/^! ~\/\.config\/larik\/larik\.config\.ts: plugin .* skipped: /);
+      expect(notice).toMatch(/^! ~\/\.config\/larik\/larik\.config\.ts: preset entry .* skipped: /);
       expect(error).toBe("larik: Unknown option '-p': -p comes from the headless plugin, which is not loaded (larik --version lists the loaded plugins)");
     });
   }
@@ -106,7 +106,7 @@ describe("larik with a config that has bad plugins", () => {
     expect(r.code).toBe(2);
     const out = lines(r.stderr);
     expect(out).toHaveLength(2);
-    expect(out[0]).toMatch(/^! .*plugin "\.\/nope\.ts" skipped/);
+    expect(out[0]).toMatch(/^! .*preset entry "\.\/nope\.ts" skipped/);
     expect(out[1]).toMatch(/^larik: not a terminal/);
   });
 });
