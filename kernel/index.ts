@@ -21,6 +21,7 @@ export * from "./prompt.js";
 export * from "./time.js";
 export * from "./pid.js";
 export * from "./stop-signals.js";
+export * from "./pipe-writer.js";
 export { Channel } from "./channel.js";
 export { Agent, errorText, type AgentOptions, type CompactResult } from "./agent.js";
 export { Host, createHostFromPlugins, type HostOptions } from "./host.js";

@@ -540,3 +540,110 @@ describe("larik --version and --help", () => {
     expect(r2.stdout).toContain(`sessions: ${join(xdg, "data", "larik", "sessions")}/<dir>-<hash>/<id>.jsonl`);
   });
 });
+
+/**
+ * Runs the CLI with stdout a pipe whose reading end this process closes, as `| head -1` does
+ * after its first line (`first-chunk`), or as `| true` does before anything arrives (`start`).
+ */
+function runReaderGone(
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; close: "first-chunk" | "start" },
+): Promise<{ code: number | null; first: string; stderr: string }> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"] });
+    let first = "";
+    let stderr = "";
+    child.stderr!.on("data", (d) => (stderr += d));
+    if (opts.close === "start") child.stdout!.destroy();
+    else {
+      child.stdout!.once("data", (d) => {
+        first = String(d);
+        child.stdout!.destroy();
+      });
+    }
+    child.on("close", (code) => resolvePromise({ code, first, stderr }));
+  });
+}
+
+describe("a reader that goes away (| head -1)", () => {
+  let server: MockModelServer;
+  beforeAll(async () => {
+    server = await startMockModelServer();
+  });
+  afterAll(() => server?.close());
+
+  /** The session files under `home`'s data folder: the file, and every other name beside it. */
+  function sessionFile(home: string): { file: string; others: string[] } {
+    const sessionsRoot = join(home, ".local", "share", "larik", "sessions");
+    const dir = join(sessionsRoot, readdirSync(sessionsRoot)[0]!);
+    const [name, ...others] = readdirSync(dir).sort((a, b) => Number(b.endsWith(".jsonl")) - Number(a.endsWith(".jsonl")));
+    return { file: join(dir, name!), others };
+  }
+
+  it("-p stops streaming the answer, quietly, with status 141; the session keeps what arrived and resumes", async () => {
+    // longer than a pipe holds (64 KiB on Linux), so that writes still follow the reader's exit
+    const long = Array.from({ length: 5000 }, (_, i) => `line ${i} of a reply too long to read`).join("\n");
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.push({ text: long });
+    const r = await runReaderGone(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env, close: "first-chunk" });
+    expect(r.stderr).toBe(""); // no stack trace, nor any other line
+    expect(r.code).toBe(141);
+    expect(r.first).toMatch(/^line 0 of/);
+
+    // whole JSONL, unlocked, with the prompt and the reply as far as it had come (or all of it)
+    const { file, others } = sessionFile(home);
+    expect(others).toEqual([]);
+    const entries = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    expect(entries[0].type).toBe("meta");
+    const messages = entries.filter((e) => e.type === "message").map((e) => e.message);
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(messages[0].blocks.at(-1).text).toBe("hi");
+    const reply = messages[1].blocks.map((b: { text: string }) => b.text);
+    expect(reply[0]).toMatch(/^line 0 of a reply too long to read\nline 1 of/);
+    expect(reply.length === 1 ? reply[0] === long : reply[1] === "[interrupted by user]" && long.startsWith(reply[0])).toBe(true);
+
+    server.push({ text: "resumed" });
+    const r2 = await runCli(["-c", "-p", "again"], { cwd: repo, env });
+    expect(r2.code).toBe(0);
+    expect(r2.stdout).toBe("resumed\n");
+    const sent = server.requests.at(-1)!.body.messages;
+    expect(sent.map((m: { role: string }) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(sent[2].content).toContain("line 0 of a reply too long to read");
+  });
+
+  it("--output json: the finished reply that was printed is kept whole, its tool_use answered", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    // the reader leaves after the first lines; the tool's end, a second later, is the write that finds it gone
+    server.push({ text: "Waiting a second.", tools: [{ id: "call_1", name: "bash", input: { command: "sleep 1" } }] });
+    const args = ["-p", "--mode", "yolo", "--model", "openai-compatible/m", "--output", "json", "wait"];
+    const r = await runReaderGone(args, { cwd: repo, env, close: "first-chunk" });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(141);
+    expect(r.first).toMatch(/^\{"type":/);
+
+    const { file, others } = sessionFile(home);
+    expect(others).toEqual([]);
+    const entries = readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const messages = entries.filter((e) => e.type === "message").map((e) => e.message);
+    expect(messages[1]).toMatchObject({
+      role: "assistant",
+      blocks: [{ type: "text", text: "Waiting a second." }, { type: "tool_use", id: "call_1", name: "bash" }],
+    });
+    expect(messages[2]).toMatchObject({ role: "user", blocks: [{ type: "tool_result", id: "call_1" }] });
+    // a second model request, if it had started, was cancelled and recorded as interrupted
+    for (const m of messages.slice(3)) expect(m).toMatchObject({ role: "assistant", blocks: [{ text: "[interrupted by user]" }] });
+
+    // the cancelled request may have taken a scripted reply or not: check what -c sends, not what it prints
+    server.push({ text: "resumed" });
+    const r2 = await runCli(["-c", "-p", "again"], { cwd: repo, env });
+    expect(r2.code).toBe(0);
+    const sent = server.requests.at(-1)!.body.messages;
+    expect(sent.find((m: { role: string }) => m.role === "assistant").tool_calls[0].id).toBe("call_1");
+    expect(sent.find((m: { role: string }) => m.role === "tool").tool_call_id).toBe("call_1");
+    expect(JSON.stringify(sent.at(-1))).toContain("again");
+  });
+});

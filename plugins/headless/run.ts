@@ -12,6 +12,8 @@ import {
   type CliArgs,
   type Host,
   type PermissionMode,
+  PipeWriter,
+  SIGPIPE_STATUS,
   trapStopSignals,
 } from "../../kernel/index.js";
 import { JsonPrinter, TextPrinter, type Printer } from "./print.js";
@@ -35,15 +37,20 @@ export function denialReason(suggested?: string, mode: PermissionMode = "default
 /**
  * stdout and stderr, built at the first write: Node makes each a stream on first access (a
  * socket for a pipe, which loads net and stream), and a run with nothing to say before its
- * first model request should not pay for that before sending it.
+ * first model request should not pay for that before sending it. Each goes quiet when its reader
+ * goes away (`larik -p … | head -1`), which ends the turn (see {@link runHeadless}).
  */
-const LAZY_STDIO = {
-  out: { write: (s: string) => process.stdout.write(s) },
-  err: { write: (s: string) => process.stderr.write(s) },
-};
+function lazyStdio(): { out: PipeWriter; err: PipeWriter } {
+  return { out: new PipeWriter(() => process.stdout), err: new PipeWriter(() => process.stderr) };
+}
 
-/** Runs `larik -p`; resolves to the exit status. */
-export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): Promise<number> {
+/**
+ * Runs `larik -p`; resolves to the exit status. When the reader of stdout or stderr goes away,
+ * the turn ends as a stop signal would end it (cancelled, every tool_use answered, the session
+ * written and closed) and the status is 141, what the shell reports for a command killed by
+ * SIGPIPE. Nothing is printed about it: the reader left on purpose, as `head` does.
+ */
+export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): Promise<number> {
   const format = (args.values.output as string | undefined) ?? "text";
   if (format !== "text" && format !== "json") throw new ConfigError(`--output ${format}: use text or json`);
   const timeoutMs = typeof args.values.timeout === "string" ? parseDuration(args.values.timeout) : 0;
@@ -51,9 +58,19 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
   if (!prompt.trim() && !process.stdin.isTTY) prompt = await readStdin();
   if (!prompt.trim()) throw new ConfigError('-p needs a prompt: larik -p "fix the failing test", or pipe one: echo "..." | larik -p');
   const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err);
+  let agent: Agent | undefined;
+  let readerGone = false;
+  const onReaderGone = () => {
+    readerGone = true;
+    agent?.cancel();
+  };
+  io.out.onGone(onReaderGone);
+  io.err.onGone(onReaderGone);
   for (const n of host.notices) printer.notice(n);
+  // a turn nobody can watch is not started (a C program would have died at that write)
+  if (readerGone) return SIGPIPE_STATUS;
 
-  const agent = await host.openAgent(agentOptionsFromArgs(args));
+  agent = await host.openAgent(agentOptionsFromArgs(args));
   let failed = false;
   let timedOut = false;
   const signals = trapStopSignals(() => agent.cancel());
@@ -61,15 +78,17 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
   try {
     const text = await expandCommand(host, agent, prompt.trim(), printer);
     if (text === undefined) return 0;
-    for await (const ev of agent.run(text)) {
-      if (ev.type === "permission_request") {
-        const reason = denialReason(ev.suggested_rule, agent.checker.mode);
-        agent.respond(ev.request_id, { allow: false, reason, automatic: true });
+    if (!readerGone) {
+      for await (const ev of agent.run(text)) {
+        if (ev.type === "permission_request") {
+          const reason = denialReason(ev.suggested_rule, agent.checker.mode);
+          agent.respond(ev.request_id, { allow: false, reason, automatic: true });
+          printer.event(ev);
+          continue;
+        }
+        if (ev.type === "error") failed = true;
         printer.event(ev);
-        continue;
       }
-      if (ev.type === "error") failed = true;
-      printer.event(ev);
     }
     if (signals.signal) printer.notice(`stopped by ${signals.signal}`);
     if (timedOut) {
@@ -82,7 +101,9 @@ export async function runHeadless(host: Host, args: CliArgs, io = LAZY_STDIO): P
     printer.end();
     await agent.close("exit");
   }
-  return signals.exitStatus(failed ? 1 : 0);
+  // output still queued in the pipe may yet find its reader gone
+  await Promise.all([io.out.flush(), io.err.flush()]);
+  return signals.exitStatus(readerGone ? SIGPIPE_STATUS : failed ? 1 : 0);
 }
 
 /**

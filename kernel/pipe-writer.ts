@@ -1,0 +1,91 @@
+/**
+ * Writing to a reader that may go away. `larik -p … | head -1` closes larik's stdout after one
+ * line; the next write then fails with EPIPE. A C program dies of SIGPIPE there, silently, and
+ * the shell reports status 141. Node ignores SIGPIPE and emits the failure as an `error` event
+ * on the stream instead, which, when nothing listens, kills the process with a stack trace,
+ * before a `-p` run has written its session. A front end writes through a {@link PipeWriter}:
+ * once the reader is gone it drops further output, tells its listeners (headless then ends the
+ * turn the way a stop signal does) and exits {@link SIGPIPE_STATUS}.
+ */
+
+/** 128 + SIGPIPE (13): the status a shell reports for a command whose output pipe closed. */
+export const SIGPIPE_STATUS = 141;
+
+function isBrokenPipe(err: unknown): boolean {
+  return (err as NodeJS.ErrnoException | null | undefined)?.code === "EPIPE";
+}
+
+/**
+ * A text writer to a stream that is built at the first write (`() => process.stdout`: Node makes
+ * stdout a socket on first access, loading net and stream, which a `-p` run should not pay for
+ * before its first model request) and goes quiet once the stream's reader has gone (EPIPE).
+ * Other write errors are rethrown, as Node would have thrown them.
+ */
+export class PipeWriter {
+  #stream: NodeJS.WritableStream | undefined;
+  #gone = false;
+  #onGone: (() => void)[] = [];
+  #pending = 0;
+  #onIdle: (() => void)[] = [];
+
+  /** @param open gives the stream, called once, at the first write. */
+  constructor(private readonly open: () => NodeJS.WritableStream) {}
+
+  /** True once a write failed because the reader had gone; later writes are dropped. */
+  get gone(): boolean {
+    return this.#gone;
+  }
+
+  /** Calls `fn` once, when the reader goes away (at once if it has). */
+  onGone(fn: () => void): void {
+    if (this.#gone) fn();
+    else this.#onGone.push(fn);
+  }
+
+  /** Writes `text`, or drops it when the reader has gone. */
+  write(text: string): void {
+    const stream = (this.#stream ??= this.#openStream());
+    // A write to a reader that has left fails at once, and marks the stream errored; a write
+    // queued when the reader leaves fails later. Either way Node emits `error` only on the next
+    // tick, and stdout, never destroyed, would keep what is written meanwhile queued for good.
+    if (!this.#gone && isBrokenPipe((stream as { errored?: unknown }).errored)) this.#markGone();
+    if (this.#gone) return;
+    this.#pending++;
+    stream.write(text, (err) => {
+      // before `flush` resolves: the `error` event that also says so comes a tick later
+      if (isBrokenPipe(err)) this.#markGone();
+      if (--this.#pending === 0) this.#idle();
+    });
+    if (isBrokenPipe((stream as { errored?: unknown }).errored)) this.#markGone();
+  }
+
+  /**
+   * Resolves when everything written has reached the reader or failed: a short-lived command
+   * learns only then whether its output arrived (its exit status), since a pipe queues what the
+   * reader has not yet taken.
+   */
+  flush(): Promise<void> {
+    if (this.#pending === 0 || this.#gone) return Promise.resolve();
+    return new Promise((done) => this.#onIdle.push(done));
+  }
+
+  #openStream(): NodeJS.WritableStream {
+    const stream = this.open();
+    stream.on("error", (err) => {
+      if (!isBrokenPipe(err)) throw err;
+      this.#markGone();
+    });
+    return stream;
+  }
+
+  #markGone(): void {
+    if (this.#gone) return;
+    this.#gone = true;
+    this.#idle(); // nothing more will reach the reader
+    for (const fn of this.#onGone.splice(0)) fn();
+  }
+
+  #idle(): void {
+    for (const fn of this.#onIdle.splice(0)) fn();
+  }
+}
