@@ -9,14 +9,17 @@
 import { codeCacheDir, loadWithCodeCache, saveAfterFirstRequest } from "./cli/code-cache.js";
 import { isPrintRun } from "./cli/print-flag.js";
 import { fastVersion } from "./cli/version.js";
+import { PipeWriter, SIGPIPE_STATUS } from "./kernel/pipe-writer.js";
 
 type Main = (argv: string[]) => Promise<number>;
 
 async function start(argv: string[]): Promise<number> {
   const quick = fastVersion(argv);
   if (quick !== undefined) {
-    process.stdout.write(quick);
-    return 0;
+    const out = new PipeWriter(() => process.stdout);
+    out.write(quick);
+    await out.flush();
+    return out.gone ? SIGPIPE_STATUS : 0;
   }
   // Only a command line that starts with a flag: a first word may name a subcommand (`serve`),
   // and the front ends other than headless are left out of the bundle.

@@ -8,6 +8,8 @@ import {
   COMMON_OPTIONS,
   ConfigError,
   Host,
+  PipeWriter,
+  SIGPIPE_STATUS,
   errorText,
   type CliArgs,
   type CliOption,
@@ -99,14 +101,8 @@ async function dispatch(host: Host, argv: string[], described: Map<string, strin
     throw new ConfigError(`${text} (see larik --help)`);
   }
   if (args.values.help || args.values.version || args.values.sessions) showNotices(host);
-  if (args.values.help) {
-    process.stdout.write(helpText(host, options));
-    return 0;
-  }
-  if (args.values.version) {
-    process.stdout.write(versionText(host.plugins.map((n) => [n, described.get(n)] as const)));
-    return 0;
-  }
+  if (args.values.help) return printed(helpText(host, options));
+  if (args.values.version) return printed(versionText(host.plugins.map((n) => [n, described.get(n)] as const)));
   if (args.values.sessions) {
     if (args.positionals.length) throw new ConfigError(`--sessions takes no prompt (got "${args.positionals.join(" ")}"): run larik --sessions alone`);
     return listSessions(host);
@@ -150,21 +146,33 @@ function pickFrontend(frontends: Frontend[], args: CliArgs): Frontend | undefine
   return frontends.find((f) => f.interactive);
 }
 
+/**
+ * Prints `lines` to stdout and resolves to the exit status: 141 (SIGPIPE's, as for `ls | head -1`)
+ * when the reader left before taking it all, quietly, else 0.
+ */
+async function printed(...lines: string[]): Promise<number> {
+  const out = new PipeWriter(() => process.stdout);
+  for (const line of lines) {
+    if (out.gone) break; // the rest would go nowhere
+    out.write(line);
+  }
+  await out.flush();
+  return out.gone ? SIGPIPE_STATUS : 0;
+}
+
 async function listSessions(host: Host): Promise<number> {
   const store = host.sessionStore;
   if (!store) throw new ConfigError("no session store plugin is loaded");
   const list = await store.list(host.cwd);
-  if (!list.length) {
-    process.stdout.write(`no sessions in ${host.cwd}\n`);
-    return 0;
-  }
-  for (const s of list) {
-    const d = new Date(s.updated);
-    const pad = (n: number) => String(n).padStart(2, "0");
-    const when = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
-    process.stdout.write(`${s.id}  ${when}  ${s.title}\n`);
-  }
-  return 0;
+  if (!list.length) return printed(`no sessions in ${host.cwd}\n`);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return printed(
+    ...list.map((s) => {
+      const d = new Date(s.updated);
+      const when = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+      return `${s.id}  ${when}  ${s.title}\n`;
+    }),
+  );
 }
 
 /** `larik config approve`: trusts the project's `larik.config.ts` and the files it loads, as they are now. */
@@ -173,15 +181,11 @@ async function configCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string
     throw new ConfigError("usage: larik config approve   (trust this project's larik.config.ts and the files it loads, as they are now)");
   }
   const approved = await approveProjectConfig(cwd, env);
-  if (!approved) {
-    process.stdout.write("no larik.config.ts in this project\n");
-    return 0;
-  }
+  if (!approved) return printed("no larik.config.ts in this project\n");
   const n = approved.files.length;
   const shown = approved.files.slice(0, 5).map((f) => displayPath(f, cwd, env)).join(", ");
   const files = n ? `, with the ${n === 1 ? "file" : `${n} files`} it loads: ${shown}${n > 5 ? ` and ${n - 5} more` : ""}` : "";
-  process.stdout.write(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}\n`);
-  return 0;
+  return printed(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}\n`);
 }
 
 export { VERSION };

@@ -646,4 +646,27 @@ describe("a reader that goes away (| head -1)", () => {
     expect(sent.find((m: { role: string }) => m.role === "tool").tool_call_id).toBe("call_1");
     expect(JSON.stringify(sent.at(-1))).toContain("again");
   });
+
+  it("--sessions stops quietly after the reader's first chunk; --help and --version when it leaves at once", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.push({ text: "ok" });
+    const prompt = "a first prompt long enough to fill the title column of the sessions list, 80 chars";
+    expect((await runCli(["-p", "--model", "openai-compatible/m", prompt], { cwd: repo, env })).code).toBe(0);
+    // 1500 copies of that session: a listing of ~190 KB, more than a pipe holds
+    const sessionsRoot = join(home, ".local", "share", "larik", "sessions");
+    const dir = join(sessionsRoot, readdirSync(sessionsRoot)[0]!);
+    const content = readFileSync(join(dir, readdirSync(dir)[0]!));
+    for (let i = 0; i < 1500; i++) writeFileSync(join(dir, `20250101-000000-${i.toString(16).padStart(6, "0")}.jsonl`), content);
+
+    const r = await runReaderGone(["--sessions"], { cwd: repo, env, close: "first-chunk" });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(141);
+    expect(r.first).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6} {2}\d{4}-\d\d-\d\d \d\d:\d\d {2}a first prompt/);
+    for (const flag of ["--help", "--version"]) {
+      const q = await runReaderGone([flag], { cwd: repo, env, close: "start" });
+      expect([flag, q.stderr, q.code]).toEqual([flag, "", 141]);
+    }
+  });
 });
