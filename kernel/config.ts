@@ -246,7 +246,12 @@ export function parseSettingsJson(text: string, label: string): ReadResult {
   } catch (err) {
     const raw = (err as Error).message;
     const pos = errorPosition(text, raw);
-    const what = raw.replace(/ in JSON at position \d+.*$/, "").replace(/, ".*" is not valid JSON$/s, "");
+    // V8 quotes the text around the error, newlines and all ("Unexpected token ']', ..."x",]\n}"
+    // is not valid JSON"): the line and column say where, so the quote goes
+    const what = raw
+      .replace(/ (?:in JSON )?at position \d+.*$/s, "")
+      .replace(/, (?:"|\.\.\.)[\s\S]*" is not valid JSON$/, "")
+      .split("\n")[0]!;
     return { kind: "error", message: `${label}: invalid JSON at ${lineColumn(text, pos ?? text.length)}: ${what}` };
   }
   if (!data || typeof data !== "object" || Array.isArray(data)) {

@@ -302,6 +302,13 @@ describe("bad values", () => {
     // V8 gives no offset for this one; the loader finds it.
     personal('{\n  "debug": tru}');
     expect((await configError(loadSettings(repo, env))).message).toMatch(/^~\/\.config\/larik\/config\.json: invalid JSON at line 2, column 15: Unexpected token/);
+    // V8 quotes the rest of the file, newlines and all; the message stays one line
+    personal('{\n  "permissions": {\n    "allow": ["read",]\n  }\n}\n');
+    expect((await configError(loadSettings(repo, env))).message).toBe("~/.config/larik/config.json: invalid JSON at line 3, column 22: Unexpected token ']'");
+    personal('{"model": "x"}}');
+    expect((await configError(loadSettings(repo, env))).message).toBe(
+      "~/.config/larik/config.json: invalid JSON at line 1, column 15: Unexpected non-whitespace character after JSON",
+    );
     personal("[1, 2]");
     expect((await configError(loadSettings(repo, env))).message).toBe("~/.config/larik/config.json: expected a JSON object ({ … }) at the top level");
   });
