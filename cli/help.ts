@@ -26,6 +26,7 @@ export function helpText(host: Host, options: Record<string, CliOption>): string
   for (const f of subs) parts.push(`  larik ${f.subcommand} [flags]`.padEnd(35) + f.description);
   parts.push("  larik config approve".padEnd(35) + "trust this project's larik.config.ts and the files it loads, as they are now\n");
   parts.push("flags:\n" + table(Object.entries(options).map(([k, o]) => [flag(k, o), o.description])));
+  parts.push('  a value that starts with "-": --model=-x; a prompt that does: larik -p -- "-fix it"');
   for (const f of subs) {
     if (!f.options || !Object.keys(f.options).length) continue;
     parts.push(`\nlarik ${f.subcommand} flags:\n` + table(Object.entries(f.options).map(([k, o]) => [flag(k, o), o.description])));

@@ -270,8 +270,9 @@ export class Agent {
       agent.compactions = r.compactions;
       agent.compactionSavedTokens = r.compactionSavedTokens;
       agent.#contextSource = "resume";
-      // the user sees them as notices at the first turn, the model as notes
-      for (const w of prior.warnings) agent.notes.push(w);
+      // the user sees them as notices at the first turn, the model as notes (without this
+      // machine's path to the file, which tells the model nothing)
+      for (const w of prior.warnings) agent.notes.push(w.replace(/\S+\.jsonl(?=:\d+:)/g, "the session file"));
       host.notices.push(...prior.warnings);
     }
     return agent;

@@ -479,7 +479,8 @@ describe("larik -p end to end", () => {
       // the user is told, in one line naming the file and the line
       expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(new RegExp(`^! ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:\\d+: dropped a torn last line \\(\\d+ bytes at byte \\d+\\)`))]);
       // and the model, as a note
-      expect(JSON.stringify(server.requests.at(-1)!.body)).toContain("dropped a torn last line");
+      expect(JSON.stringify(server.requests.at(-1)!.body)).toMatch(/<system-note>the session file:\d+: dropped a torn last line/);
+      expect(JSON.stringify(server.requests.at(-1)!.body)).not.toContain(home);
       const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
       expect(lines.some((l) => JSON.parse(l.startsWith("{") && l.endsWith("}") ? l : "{}").type === "recovery")).toBe(true);
     });
@@ -522,6 +523,8 @@ describe("larik --version and --help", () => {
     const r = await runCli(["--help"], { cwd: home, env: baseEnv(home) });
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("-p, --print");
+    // the way out of the two dash errors ("see larik --help") is in the help
+    expect(r.stdout).toContain('a value that starts with "-": --model=-x; a prompt that does: larik -p -- "-fix it"');
     expect(r.stdout).toContain("larik serve");
     expect(r.stdout).toMatch(/openai-compatible\s+key: OPENAI_API_KEY/);
     expect(r.stdout).toMatch(/tools:\n .*edit.*bash/);
