@@ -8,7 +8,7 @@
  * because the pid is dead), and a dead pid reused by an unrelated process makes the lock look
  * held; the error names the lock file so the user can delete it.
  */
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { pidAlive } from "../../kernel/index.js";
 
 /** Lock files held by this process (absolute paths). */
@@ -43,16 +43,18 @@ function readPid(path: string): number | undefined {
  */
 export function acquireLock(lockPath: string, id: string): () => void {
   if (held.has(lockPath)) throw new Error(`session ${id} is already open for writing in this process: close it first`);
-  // A few attempts: each follows the removal of a stale lock, or a wait for another opener's.
-  for (let attempt = 0; ; attempt++) {
+  // Each pass follows the removal of a stale lock, or a wait for another opener's takeover.
+  const deadline = Date.now() + TAKEOVER_WAIT_MS;
+  for (;;) {
     let fd: number;
     try {
       fd = openSync(lockPath, "wx", 0o600);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || attempt >= 50) throw lockError(err, lockPath, id);
-      const pid = readPid(lockPath);
-      assertStale(pid, lockPath, id);
-      removeStale(lockPath, pid, id);
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST" || Date.now() > deadline) throw lockError(err, lockPath, id);
+      const seen = readLock(lockPath);
+      if (!seen) continue; // released meanwhile
+      assertStale(seen, lockPath, id);
+      removeStale(lockPath, seen, id, deadline);
       continue;
     }
     try {
@@ -80,31 +82,64 @@ export function acquireLock(lockPath: string, id: string): () => void {
   }
 }
 
-/** @throws the "already open" error unless a lock naming `pid` (read from the file) is stale. */
-function assertStale(pid: number | undefined, lockPath: string, id: string): void {
+/** How long opening a session may wait on other openers taking over a stale lock (ms). */
+const TAKEOVER_WAIT_MS = 2_000;
+
+/** A lock file as read once: its pid (undefined when empty or not a number) and which file it is. */
+export interface LockSnapshot {
+  pid: number | undefined;
+  /** Device, inode and change times: another lock created in its place differs. */
+  identity: string;
+  ageMs: number;
+}
+
+/** Reads `path` through one descriptor, so the pid and the identity belong to the same file; undefined when it is gone. */
+export function readLock(path: string): LockSnapshot | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = fstatSync(fd, { bigint: true });
+    const text = readFileSync(fd, "utf8").trim();
+    const n = Number.parseInt(text, 10);
+    return {
+      pid: Number.isSafeInteger(n) && n > 0 ? n : undefined,
+      identity: `${st.dev}:${st.ino}:${st.mtimeNs}:${st.ctimeNs}`,
+      ageMs: Date.now() - Number(st.mtimeMs),
+    };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** @throws the "already open" error unless the lock `seen` is stale. */
+function assertStale(seen: LockSnapshot, lockPath: string, id: string): void {
+  const { pid } = seen;
   // Our own pid here is a leftover of an earlier process that had the same pid (containers
   // restart at pid 1), because locks this process holds are in `held`.
   if (pid !== undefined && pid !== process.pid && pidAlive(pid)) {
     throw new Error(`session ${id} is already open for writing in another process (pid ${pid}); if no Larik runs as pid ${pid}, delete ${lockPath}`);
   }
-  if (pid === undefined && recentlyCreated(lockPath)) {
+  if (pid === undefined && seen.ageMs < 5_000) {
     // An empty lock file may be one another process has just created and not yet filled.
     throw new Error(`session ${id} is already open for writing in another process (pid unknown); if none is, delete ${lockPath}`);
   }
 }
 
 /**
- * Removes the stale lock that named `stalePid`, under `<lock>.takeover` (O_EXCL). Unguarded, two
- * openers that both read the same dead pid raced: the slower one's unlink removed the lock the
- * faster one had just created, and both wrote the session. Under the guard the file is read
- * again and removed only if it is still the stale one; a fresh lock names a live pid, or is
- * empty and recent.
- * @throws the "already open" error when the file now belongs to a live process, or when another
- *   opener holds the guard for more than ~0.5 s.
+ * Removes the stale lock `seen`, under `<lock>.takeover` (O_EXCL). Unguarded, two openers that
+ * both judged the same lock stale raced: the slower one's unlink removed the lock the faster
+ * one had just created, and both wrote the session. Under the guard the file is removed only if
+ * it is still the very file judged stale (same inode and change times), so a lock made since,
+ * even an empty one, is left alone.
+ * @throws the "already open" error when another opener holds the guard past `deadline`.
  */
-function removeStale(lockPath: string, stalePid: number | undefined, id: string): void {
+export function removeStale(lockPath: string, seen: LockSnapshot, id: string, deadline: number): void {
   const guard = `${lockPath}.takeover`;
-  for (let wait = 0; ; wait++) {
+  for (;;) {
     try {
       closeSync(openSync(guard, "wx", 0o600));
       break;
@@ -118,15 +153,12 @@ function removeStale(lockPath: string, stalePid: number | undefined, id: string)
         unlinkQuietly(guard);
         continue;
       }
-      if (wait >= 100) throw new Error(`session ${id} is being opened by another process; if none is, delete ${guard}`);
+      if (Date.now() > deadline) throw new Error(`session ${id} is being opened by another process; if none is, delete ${guard}`);
       sleepSync(5);
     }
   }
   try {
-    const pid = readPid(lockPath);
-    if (pid !== stalePid) return; // replaced (or removed) since we read it: look again
-    assertStale(pid, lockPath, id);
-    unlinkQuietly(lockPath);
+    if (readLock(lockPath)?.identity === seen.identity) unlinkQuietly(lockPath);
   } finally {
     unlinkQuietly(guard);
   }
@@ -143,11 +175,6 @@ function unlinkQuietly(path: string): void {
 /** Blocks the thread for `ms` (opening a session is synchronous, and this wait is rare and short). */
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-function recentlyCreated(path: string): boolean {
-  const age = ageMs(path);
-  return age !== undefined && age < 5_000;
 }
 
 /** How long ago `path` was last modified (ms), or undefined when it is gone. */

@@ -1,10 +1,11 @@
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { readLock, removeStale } from "../lock.js";
 import { meta, tempStore, user } from "./helpers.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/open-session.mjs", import.meta.url));
@@ -84,13 +85,20 @@ describe("one writer per session", { timeout: 120_000 }, () => {
   });
 
   it("processes racing to take over one stale lock: exactly one wins each time", async () => {
-    // Each racer reads the dead pid, then removes the file and creates its own. Unguarded, a
-    // late racer's removal deleted the lock a faster one had just made, and both held it.
+    // Each racer reads the stale lock, then removes the file and creates its own. Unguarded, a
+    // late racer's removal deleted the lock a faster one had just made, and both held it; with
+    // the guard but a pid check only, so did one that found an empty lock gone and then a new
+    // empty one.
     const dir = mkdtempSync(join(tmpdir(), "larik-lock-race-"));
     try {
       const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }).stdout;
       const rounds = 40;
-      for (let i = 0; i < rounds; i++) writeFileSync(join(dir, `${i}.lock`), `${dead}\n`);
+      // odd rounds: a crash between creating the lock and writing its pid left it empty, long ago
+      const old = new Date(Date.now() - 60_000);
+      for (let i = 0; i < rounds; i++) {
+        writeFileSync(join(dir, `${i}.lock`), i % 2 ? "" : `${dead}\n`);
+        if (i % 2) utimesSync(join(dir, `${i}.lock`), old, old);
+      }
       const racers = Array.from({ length: 6 }, () => spawn(process.execPath, [RACER, dir, String(rounds), "25"], { cwd: ROOT_DIR, stdio: ["pipe", "pipe", "inherit"] }));
       const lines = racers.map((c) => {
         const out: string[] = [];
@@ -106,6 +114,31 @@ describe("one writer per session", { timeout: 120_000 }, () => {
       for (const c of racers) c.stdin!.end();
       const winners = Array.from({ length: rounds }, (_, i) => won.filter((w) => w.includes(i)).length);
       expect(winners).toEqual(Array(rounds).fill(1));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a stale lock replaced by a fresh one before the takeover is left alone, even when both are empty", () => {
+    // The interleaving the race test cannot force: B judged an old empty lock stale, then A removed
+    // it and created its own (still empty); B's removal must not take A's.
+    const dir = mkdtempSync(join(tmpdir(), "larik-lock-swap-"));
+    try {
+      const path = join(dir, "s.lock");
+      writeFileSync(path, "");
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(path, old, old);
+      const seen = readLock(path)!;
+      expect(seen.pid).toBeUndefined();
+      rmSync(path);
+      writeFileSync(path, "");
+      utimesSync(path, old, old); // even with the same times
+      removeStale(path, seen, "s", Date.now() + 1000);
+      expect(existsSync(path)).toBe(true);
+      // the very file judged stale is removed, and the guard with it
+      removeStale(path, readLock(path)!, "s", Date.now() + 1000);
+      expect(existsSync(path)).toBe(false);
+      expect(existsSync(`${path}.takeover`)).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
