@@ -10,7 +10,8 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti } from "jiti";
-import type { Plugin } from "./plugin.js";
+import { isPlugin, type Plugin } from "./plugin.js";
+import { oneLine } from "./one-line.js";
 import type { LarikConfig, PluginSpec } from "./config.js";
 import { canonicalDir, configDir, gitRoot } from "./paths.js";
 
@@ -310,15 +311,6 @@ export async function evaluateConfig(source: ConfigSource, env: NodeJS.ProcessEn
   return cfg;
 }
 
-/** True for a value shaped like a plugin (`{ name, setup }`). */
-export function isPlugin(value: unknown): value is Plugin {
-  return (
-    !!value &&
-    typeof value === "object" &&
-    typeof (value as Plugin).name === "string" &&
-    typeof (value as Plugin).setup === "function"
-  );
-}
 
 /**
  * Turns plugin specs into plugin values, in order. A string spec is a module path relative to
@@ -367,21 +359,4 @@ export async function resolvePluginSpecs(
     }
   }
   return { plugins, notices };
-}
-
-/**
- * An error's message on one line: its first line, plus the place of a syntax error, which jiti
- * puts on a line of its own (`<path>:<line>:<column>`, column counted from 0). The place reads
- * `at line L, column C` (both counted from 1, as editors do) when it is in `file`, the module
- * being loaded, else `at <path>:L:C`.
- */
-export function oneLine(err: unknown, file?: string): string {
-  const msg = err instanceof Error ? err.message : String(err);
-  const lines = msg.split("\n").map((l) => l.trim()).filter(Boolean);
-  const first = lines[0] ?? "unknown error";
-  const place = lines.slice(1).map((l) => /^(.+):(\d+):(\d+)$/.exec(l)).find((m) => m && Number(m[2]) > 0);
-  if (!place) return first;
-  const [, path, line, column] = place;
-  const col = Number(column) + 1;
-  return `${first} at ${path === file ? `line ${line}, column ${col}` : `${path}:${line}:${col}`}`;
 }

@@ -24,11 +24,11 @@ import {
   filesChangedSinceApproval,
   findPersonalConfig,
   findProjectConfig,
-  oneLine,
   readConfigSource,
   resolvePluginSpecs,
   traceProjectConfig,
 } from "./config-files.js";
+import { oneLine } from "./one-line.js";
 
 export { settingsSchema } from "./settings-schema.js";
 export { findPersonalConfig, findProjectConfig, hashConfigContent, personalConfigFile, type ConfigApproval } from "./config-files.js";

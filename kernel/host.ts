@@ -14,7 +14,7 @@ import { canonicalDir, dataDir, gitRoot } from "./paths.js";
 import { Agent, type AgentOptions } from "./agent.js";
 import { unmatchableRules } from "./permission.js";
 import { selectSandbox } from "./sandbox.js";
-import { isPlugin } from "./config-files.js";
+import { isPlugin } from "./plugin.js";
 import { nearestName } from "./nearest-name.js";
 
 export interface HostOptions {

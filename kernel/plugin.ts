@@ -50,3 +50,13 @@ export interface Plugin {
 export function definePlugin(plugin: Plugin): Plugin {
   return plugin;
 }
+
+/** True for a value shaped like a plugin (`{ name, setup }`). */
+export function isPlugin(value: unknown): value is Plugin {
+  return (
+    !!value &&
+    typeof value === "object" &&
+    typeof (value as Plugin).name === "string" &&
+    typeof (value as Plugin).setup === "function"
+  );
+}

@@ -1,0 +1,27 @@
+/**
+ * Errors as one line, for notices and one-line error messages.
+ */
+
+/**
+ * An error's message on one line: its first line, plus the place of a syntax error, which jiti
+ * puts on a line of its own (`<path>:<line>:<column>`, column counted from 0). The place reads
+ * `at line L, column C` (both counted from 1, as editors do) when it is in `file`, the module
+ * being loaded, else `at <path>:L:C`. Other errors keep their first line only: the later lines
+ * of a message are often a stack, whose frames look like places too.
+ */
+export function oneLine(err: unknown, file?: string): string {
+  const msg = err instanceof Error ? err.message : String(err);
+  const lines = msg.split("\n").map((l) => l.trim()).filter(Boolean);
+  const first = lines[0] ?? "unknown error";
+  const syntax = /^(ParseError|SyntaxError)\b/.test(first) || (err instanceof Error && /^(ParseError|SyntaxError)$/.test(err.name));
+  if (!syntax) return first;
+  const place = lines
+    .slice(1)
+    .filter((l) => !l.startsWith("at "))
+    .map((l) => /^(.+):(\d+):(\d+)$/.exec(l))
+    .find((m) => m && Number(m[2]) > 0);
+  if (!place) return first;
+  const [, path, line, column] = place;
+  const col = Number(column) + 1;
+  return `${first} at ${path === file ? `line ${line}, column ${col}` : `${path}:${line}:${col}`}`;
+}
