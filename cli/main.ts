@@ -125,9 +125,11 @@ async function dispatch(host: Host, argv: string[], described: Map<string, strin
  */
 function argsProblem(err: Error & { code?: string }, argv: string[]): string {
   const first = errorText(err).split("\n")[0]!.replace(/\. To specify.*$/, "");
-  if (err.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+  // the same code also says "does not take an argument" (--fork=yes) and "argument missing"
+  if (err.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && first.includes("is ambiguous")) {
     const flag = /'(--?[\w-]+)'/.exec(first)?.[1];
-    const value = flag ? argv[argv.indexOf(flag) + 1] : undefined;
+    const at = flag ? argv.indexOf(flag) : -1;
+    const value = at >= 0 ? argv[at + 1] : undefined;
     if (flag && value?.startsWith("-")) return `${flag} needs a value, and "${value}" looks like a flag: write ${flag}=${value} if it is the value`;
   }
   if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {

@@ -423,6 +423,11 @@ describe("larik -p end to end", () => {
         oneLine(r.stderr);
         expect(r.stderr).toContain(`${flag} needs a value, and "${value}" looks like a flag: write ${flag}=${value} if it is the value`);
       }
+      // a flag that takes no value keeps Node's own words
+      const f = await runCli(["-p", "--fork=yes", "hi"], { cwd: repo, env });
+      expect(f.code).toBe(2);
+      oneLine(f.stderr);
+      expect(f.stderr).toContain("larik: Option '--fork' does not take an argument (see larik --help)");
       const r = await runCli(["-p", "-fix the test"], { cwd: repo, env });
       expect(r.code).toBe(2);
       oneLine(r.stderr);
