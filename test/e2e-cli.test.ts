@@ -9,28 +9,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer, type MockReply } from "./fakes/mock-model-server.js";
+import { CLI, runCli } from "./fakes/run-cli.js";
 
 const root = resolve(import.meta.dirname, "..");
-const CLI = join(root, "dist", "cli.cjs");
-
-interface RunResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function runCli(args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; input?: string }): Promise<RunResult> {
-  return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: opts.env, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    if (opts.input !== undefined) child.stdin.end(opts.input);
-    else child.stdin.end();
-    child.on("close", (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 function makeRepo(): string {
   const dir = mkdtempSync(join(tmpdir(), "larik-e2e-repo-"));

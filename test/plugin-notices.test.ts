@@ -7,12 +7,12 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { definePlugin, Host, type Plugin } from "../kernel/index.js";
 import { startMockModelServer, type MockModelServer } from "./fakes/mock-model-server.js";
+import { CLI, runCli, type CliRun } from "./fakes/run-cli.js";
 
-const CLI = join(resolve(import.meta.dirname, ".."), "dist", "cli.cjs");
 
 let base: string;
 let env: NodeJS.ProcessEnv;
@@ -36,16 +36,8 @@ function personalConfig(text: string): void {
   writeFileSync(join(dir, "larik.config.ts"), text);
 }
 
-function larik(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: join(base, "work"), env: { ...env, ...extraEnv }, stdio: ["pipe", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.stdin.end();
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
+function larik(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  return runCli(args, { cwd: join(base, "work"), env: { ...env, ...extraEnv } });
 }
 
 const lines = (s: string) => s.split("\n").filter(Boolean);
