@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
-import { mkdir, readFile } from "node:fs/promises";
+import { mkdir, readFile, readdir, readlink } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -97,6 +97,132 @@ export interface ConfigApproval {
    * `node_modules` only files git tracks): canonical absolute path → sha256 hex of its bytes.
    */
   files: Record<string, string>;
+  /**
+   * The folders it loads from (those of the config and of each pinned file, and each folder an
+   * import path in them goes through, inside the project): canonical or as-imported absolute
+   * path → the entries there that could change what an import resolves to (see
+   * {@link listModuleEntries}): name → `file`, `dir`, `other`, `none` (a name an import looks
+   * for that was not there) or `link:<target>` (a symbolic link, as readlink gives it).
+   * Node loads a module by its real path, so `files` alone would miss a link retargeted, or a
+   * `lib.js` added next to the `lib.ts` that `import "./lib"` found. Absent in approvals recorded
+   * by an older Larik, which no longer count.
+   */
+  dirs?: Record<string, Record<string, string>>;
+}
+
+/** File extensions Node, jiti or `require()` may load as a module (or take in, as JSON). */
+const MODULE_EXTENSIONS = new Set([".ts", ".mts", ".cts", ".tsx", ".js", ".mjs", ".cjs", ".jsx", ".json", ".node"]);
+
+function moduleLike(name: string): boolean {
+  const dot = name.lastIndexOf(".");
+  return dot > 0 && MODULE_EXTENSIONS.has(name.slice(dot).toLowerCase());
+}
+
+/**
+ * The entries of `dir` that could decide what an import from it loads: files with a module
+ * extension, every symbolic link (with its target), and the names in `watch` (an import's last
+ * path segment, as written: an extensionless file of that name, or a folder, would be tried),
+ * each as its kind (`none` when absent). A folder that cannot be read lists as empty. Plain
+ * folders are left out: a new one cannot take the place of a file an import found.
+ */
+export async function listModuleEntries(dir: string, watch: Iterable<string> = []): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const name of watch) out[name] = "none";
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  await Promise.all(
+    entries.map(async (e) => {
+      if (e.isSymbolicLink()) {
+        out[e.name] = `link:${await readlink(join(dir, e.name)).catch(() => "?")}`;
+      } else if (moduleLike(e.name) || e.name in out) {
+        out[e.name] = e.isFile() ? "file" : e.isDirectory() ? "dir" : "other";
+      }
+    }),
+  );
+  return out;
+}
+
+/**
+ * What differs between the folder listings an approval recorded and the folders now, in path
+ * order: the entry's absolute path, and how (`new`, `removed`, or what it is now). An empty list
+ * means no entry appeared, went or was retargeted that could change what the config loads.
+ */
+export async function dirsChangedSinceApproval(dirs: Record<string, Record<string, string>>): Promise<{ path: string; how: string }[]> {
+  const lists = await Promise.all(
+    Object.keys(dirs)
+      .sort()
+      .map(async (dir) => {
+        const was = dirs[dir]!;
+        const now = await listModuleEntries(dir, Object.keys(was));
+        const out: { path: string; how: string }[] = [];
+        for (const name of [...new Set([...Object.keys(was), ...Object.keys(now)])].sort()) {
+          const a = was[name] ?? "none";
+          const b = now[name] ?? "none";
+          if (a === b) continue;
+          const how = a === "none" ? "new" : b === "none" ? "removed" : b.startsWith("link:") ? `now a link to ${b.slice(5)}` : `now a ${b}`;
+          out.push({ path: join(dir, name), how });
+        }
+        return out;
+      }),
+  );
+  return lists.flat();
+}
+
+/**
+ * The relative module paths written in `text` (any quoted string that starts with `./` or
+ * `../`, or is `.` or `..`: imports, `require()`, plugin specs), resolved against `base`: each
+ * as the folder it names its last segment in and that segment (undefined when the string is
+ * built at run time and ends in a folder, as in `` `./plugins/${name}` ``).
+ */
+function relativeSpecifiers(text: string, base: string): { dir: string; name?: string }[] {
+  const out: { dir: string; name?: string }[] = [];
+  for (const m of text.matchAll(/(["'`])(\.\.?(?:\/[^"'`\n]*)?)\1/g)) {
+    let spec = m[2]!;
+    const hole = m[1] === "`" ? spec.indexOf("${") : -1;
+    if (hole >= 0) spec = spec.slice(0, spec.lastIndexOf("/", hole) + 1) || "./";
+    const target = resolve(base, spec);
+    if (hole >= 0 || spec.endsWith("/") || spec === "." || spec === "..") out.push({ dir: target });
+    else out.push({ dir: dirname(target), name: target.slice(dirname(target).length).replace(/^[\\/]/, "") });
+  }
+  return out;
+}
+
+/**
+ * The folder listings an approval records (see {@link ConfigApproval.dirs}): the folder of the
+ * config and of each pinned file, and for every relative module path written in them, the
+ * folder it ends in and each folder above it down to where it leaves `base`; only folders in the
+ * project `root`, and under `node_modules` only those holding a pinned file.
+ */
+async function listLoadFolders(
+  root: string,
+  config: { file: string; content: string },
+  pinned: { file: string; content: Buffer }[],
+): Promise<Record<string, Record<string, string>>> {
+  const watch = new Map<string, Set<string>>();
+  const add = (dir: string, name?: string) => {
+    if (dir !== root && !inside(root, dir)) return;
+    const names = watch.get(dir) ?? new Set<string>();
+    if (name) names.add(name);
+    watch.set(dir, names);
+  };
+  const packaged = (dir: string) => relative(root, dir).split(sep).includes("node_modules");
+  for (const src of [{ file: config.file, text: config.content }, ...pinned.map((p) => ({ file: p.file, text: p.file.endsWith(".json") ? "" : p.content.toString("utf8") }))]) {
+    const base = dirname(src.file);
+    add(base);
+    for (const { dir, name } of relativeSpecifiers(src.text, base)) {
+      if (packaged(dir)) continue;
+      add(dir, name);
+      // the folders the path goes through, each of which may hold a link it follows
+      for (let d = dir; d !== base && !inside(d, base); ) {
+        const up = dirname(d);
+        if (up === d) break;
+        add(up);
+        d = up;
+      }
+    }
+  }
+  const dirs = [...watch.keys()].sort();
+  const lists = await Promise.all(dirs.map((d) => listModuleEntries(d, watch.get(d)!)));
+  return Object.fromEntries(dirs.map((d, i) => [d, lists[i]!]));
 }
 
 
@@ -200,14 +326,16 @@ export async function traceProjectConfig(
   const packaged = new Set(inProject.filter((f) => relative(root, f).split(sep).includes("node_modules")));
   const committed = repo && packaged.size ? await trackedByGit(repo, [...packaged]) : new Set<string>();
   const pinned = inProject.filter((f) => !packaged.has(f) || committed.has(f)).sort();
-  const hashes = await Promise.all(
+  const contents = await Promise.all(
     pinned.map((f) =>
-      readFile(f).then(hashConfigContent, (err: unknown) => {
+      readFile(f).catch((err: unknown) => {
         throw new Error(`cannot read ${f}, which it loads: ${oneLine(err)}`);
       }),
     ),
   );
-  return { approval: { sha256: source.hash, files: Object.fromEntries(pinned.map((f, i) => [f, hashes[i]!])) }, notices };
+  const dirs = await listLoadFolders(root, source, pinned.map((file, i) => ({ file, content: contents[i]! })));
+  const hashes = Object.fromEntries(pinned.map((f, i) => [f, hashConfigContent(contents[i]!)]));
+  return { approval: { sha256: source.hash, files: hashes, dirs }, notices };
 }
 
 /** True when `file` is below the directory `root`. */

@@ -20,6 +20,7 @@ import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } 
 import {
   type ConfigApproval,
   type ConfigSource,
+  dirsChangedSinceApproval,
   evaluateConfig,
   filesChangedSinceApproval,
   findPersonalConfig,
@@ -712,11 +713,18 @@ async function whyNotApproved(source: ConfigSource, approved: ConfigApproval | s
   // the old form pinned the config file alone: trusting it would keep its files unpinned
   if (typeof approved === "string") return "it was approved by an older Larik, which did not pin the files it loads; review them too, then run `larik config approve` again";
   if (approved.sha256 !== source.hash) return `it changed since you approved it; ${review}`;
-  const changed = await filesChangedSinceApproval(approved.files);
-  if (!changed.length) return undefined;
-  const first = changed[0]!;
-  const more = changed.length > 1 ? ` (and ${changed.length - 1} more)` : "";
-  return `${displayPath(first.file, cwd, env)}, which it loads, ${first.removed ? "is gone" : "changed"} since you approved it${more}; ${review}`;
+  // an approval without folder listings cannot see a link retargeted or a module added beside one
+  if (!approved.dirs) return "it was approved by an older Larik, which did not pin the folders it loads from; review them too, then run `larik config approve` again";
+  const [changed, moved] = await Promise.all([filesChangedSinceApproval(approved.files), dirsChangedSinceApproval(approved.dirs)]);
+  if (changed.length) {
+    const first = changed[0]!;
+    const more = changed.length > 1 ? ` (and ${changed.length - 1} more)` : "";
+    return `${displayPath(first.file, cwd, env)}, which it loads, ${first.removed ? "is gone" : "changed"} since you approved it${more}; ${review}`;
+  }
+  if (!moved.length) return undefined;
+  const first = moved[0]!;
+  const more = moved.length > 1 ? ` (and ${moved.length - 1} more)` : "";
+  return `${displayPath(first.path, cwd, env)}, in a folder it loads from, changed since you approved it (${first.how})${more}; ${review}`;
 }
 
 /**

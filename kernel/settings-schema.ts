@@ -161,10 +161,10 @@ function buildSettingsSchema() {
     approved_mcp_servers: z.optional(mapOf(str("a config hash"))),
     hooks: z.optional(HooksSchema),
     approved_project_hooks: z.optional(str("a hook-set hash")),
-    /** Config path → `{ sha256, files: { <path>: sha256 } }`; a bare digest is the old form, kept readable to ask again. */
+    /** Config path → `{ sha256, files: { <path>: sha256 }, dirs: { <folder>: { <name>: kind } } }`; a bare digest is the old form, kept readable to ask again. */
     approved_configs: z.optional(mapOf(z.union([
       str(),
-      obj({ sha256: str("a sha256 hex digest"), files: mapOf(str("a sha256 hex digest")) }),
+      obj({ sha256: str("a sha256 hex digest"), files: mapOf(str("a sha256 hex digest")), dirs: z.optional(mapOf(mapOf(str("an entry kind")))) }),
     ], { error: "expected {sha256, files} as `larik config approve` records it" }))),
     tool_search: z.optional(oneOf(["auto", "on", "off"] as const)),
     web: z.optional(obj({

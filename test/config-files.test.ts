@@ -161,7 +161,14 @@ describe("project larik.config.ts", () => {
     const team = join(repo, "tools", "team.ts");
     expect(approved).toEqual({ path: file, hash: hashConfigContent(readFileSync(file)), files: [team] });
     const saved = JSON.parse(readFileSync(privateProjectFile(repo, env), "utf8"));
-    expect(saved.approved_configs).toEqual({ [file]: { sha256: approved!.hash, files: { [team]: hashConfigContent(readFileSync(team)) } } });
+    expect(saved.approved_configs).toEqual({
+      [file]: {
+        sha256: approved!.hash,
+        files: { [team]: hashConfigContent(readFileSync(team)) },
+        // the folders it loads from, with the entries there that an import could find instead
+        dirs: { [repo]: { "larik.config.ts": "file" }, [join(repo, "tools")]: { "team.ts": "file" } },
+      },
+    });
 
     cfg = await loadConfig(repo, env);
     expect(ran()).toBe(true);
@@ -336,6 +343,20 @@ export default defineConfig({ plugins: ["./lp/p.ts", "./lp/q.mjs"], my_option: g
     expect(cfg.plugins).toEqual([]);
     expect(cfg.notices).toEqual([
       "larik.config.ts not loaded: it was approved by an older Larik, which did not pin the files it loads; review them too, then run `larik config approve` again",
+    ]);
+  });
+
+  it("an approval without folder listings (an older Larik's) asks again", async () => {
+    const file = projectConfig();
+    teamPlugin();
+    await approveProjectConfig(repo, env);
+    const saved = JSON.parse(readFileSync(privateProjectFile(repo, env), "utf8"));
+    delete saved.approved_configs[file].dirs;
+    write(privateProjectFile(repo, env), JSON.stringify(saved));
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.plugins).toEqual([]);
+    expect(cfg.notices).toEqual([
+      "larik.config.ts not loaded: it was approved by an older Larik, which did not pin the folders it loads from; review them too, then run `larik config approve` again",
     ]);
   });
 
