@@ -94,7 +94,7 @@ export interface ConfigApproval {
   /**
    * The other files that loading the config took in (its imports, transitively, and the modules
    * its `plugins` and `preset` name), inside the project and not an installed package (under
-   * `node_modules` only files git tracks): canonical absolute path → sha256 hex of its bytes.
+   * `node_modules` only files git tracks, or all outside a git repository): canonical absolute path → sha256 hex of its bytes.
    */
   files: Record<string, string>;
   /**
@@ -289,7 +289,8 @@ async function recordLoadedFiles<T>(fn: () => Promise<T>): Promise<{ value: T; f
  * modules its `plugins` and `preset` name) and hashes every file that took part: what
  * `larik config approve` pins. Files outside the project root (the git root, else the config's
  * directory) are left out, and so are packages installed under `node_modules` (there, only files
- * git tracks are pinned). Runs the config's code.
+ * git tracks are pinned; outside a repository, all are). Also lists the folders it loads from
+ * (see {@link ConfigApproval.dirs}). Runs the config's code.
  * @returns the approval record and the plugin specs that could not be loaded (one-line notices,
  *   prefixed with `label`).
  * @throws Error (one line) when the config fails to load, a loaded file cannot be read, or this
@@ -324,7 +325,8 @@ export async function traceProjectConfig(
   const root = repo ?? dir;
   const inProject = [...files].filter((f) => f !== source.file && inside(root, f));
   const packaged = new Set(inProject.filter((f) => relative(root, f).split(sep).includes("node_modules")));
-  const committed = repo && packaged.size ? await trackedByGit(repo, [...packaged]) : new Set<string>();
+  // outside a repository nothing tells an installed package from the project's own code: pin all
+  const committed = packaged.size ? await trackedByGit(repo, [...packaged]) : new Set<string>();
   const pinned = inProject.filter((f) => !packaged.has(f) || committed.has(f)).sort();
   const contents = await Promise.all(
     pinned.map((f) =>
@@ -348,10 +350,12 @@ function inside(root: string, file: string): boolean {
  * Which of `files` (under a `node_modules` directory of `repo`) git tracks. An approval leaves
  * installed packages to the lockfile that chose them (pinning them would ask again after every
  * install), but a `node_modules` directory committed to the repository is the repository's code
- * like any other. When git cannot answer, all of them count as tracked: pinned too many, never
- * too few.
+ * like any other. When git cannot answer, or there is no repository (`repo` undefined: nothing
+ * tells an install from code the project ships), all of them count as tracked: pinned too many
+ * (asking again after an install), never too few (running changed code without asking).
  */
-async function trackedByGit(repo: string, files: string[]): Promise<Set<string>> {
+async function trackedByGit(repo: string | undefined, files: string[]): Promise<Set<string>> {
+  if (!repo) return new Set(files);
   try {
     const { git } = await import("./checkpoint-git.js");
     const out = await git(repo, ["ls-files", "-z", "--", ...files.map((f) => relative(repo, f))]);

@@ -325,6 +325,20 @@ export default defineConfig({ plugins: ["./lp/p.ts", "./lp/q.mjs"], my_option: g
     ]);
   });
 
+  it("outside a git repository, pins what it loads under node_modules too (nothing tells an install from the project's code)", async () => {
+    const dir = join(base, "plain");
+    write(join(dir, "node_modules", "some-pkg", "package.json"), JSON.stringify({ name: "some-pkg", main: "index.js" }));
+    write(join(dir, "node_modules", "some-pkg", "index.js"), `module.exports = "pkg";\n`);
+    write(join(dir, "larik.config.ts"), `import pkg from "some-pkg";\nexport default { my_option: pkg };\n`);
+    const approved = await approveProjectConfig(dir, env);
+    expect(approved!.files).toEqual([join(dir, "node_modules", "some-pkg", "index.js")]);
+    writeFileSync(join(dir, "node_modules", "some-pkg", "index.js"), `module.exports = "PKG";\n`);
+    const cfg = await loadConfig(dir, env);
+    expect(cfg.notices).toEqual([
+      "larik.config.ts not loaded: node_modules/some-pkg/index.js, which it loads, changed since you approved it; review it, then run `larik config approve`",
+    ]);
+  });
+
   it("names a pinned file that is gone", async () => {
     projectConfig();
     teamPlugin();
