@@ -1,10 +1,11 @@
 /**
  * `larik.config.ts` through the built CLI (`dist/cli.cjs`) as a user runs it, in a temp git repo
  * with temp XDG directories: a project config's approval pins the files it loads (an auditor
- * approves, then the plugin or a helper changes), and a syntax error names its place.
+ * approves, then the plugin or a helper changes, a link it imports through is retargeted, or a
+ * module is added beside one an import found), and a syntax error names its place.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -58,9 +59,9 @@ afterAll(async () => {
 });
 
 /** One headless run answered "ok"; returns its stderr (notices) after checking it succeeded. */
-async function ask(): Promise<string> {
+async function ask(cwd = repo): Promise<string> {
   server.push({ text: "ok" });
-  const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], repo, env);
+  const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], cwd, env);
   expect(r.stdout).toBe("ok\n");
   expect(r.code).toBe(0);
   return r.stderr;
@@ -120,6 +121,66 @@ describe("larik config approve, then larik -p", () => {
     expect(await ask()).not.toContain("larik.config.ts");
     expect(existsSync(marker)).toBe(true);
     expect(existsSync(pwned)).toBe(true);
+  });
+});
+
+/** A new git repository under the temp folder, for a scenario of its own. */
+function newRepo(name: string): string {
+  const dir = join(base, name);
+  mkdirSync(dir);
+  execFileSync("git", ["init", "-q", dir]);
+  return dir;
+}
+
+describe("an approval also holds the folders the config loads from", () => {
+  const review = "review it, then run `larik config approve`";
+  const evil = (pwned: string) => `import { writeFileSync as w } from "node:fs";\nw(${JSON.stringify(pwned)}, "x");\nexport const label: string = "evil";\n`;
+
+  it("a symlink it imports through, retargeted, skips it (Node loads the link's target, the file pinned)", async () => {
+    const dir = newRepo("sym");
+    const pwned = join(base, "pwned-sym.txt");
+    write(join(dir, "larik.config.ts"), `import { label } from "./lib.ts";\nimport { other } from "./sub/lib";\nexport default { my_label: label + other };\n`);
+    write(join(dir, "real.ts"), `export const label: string = "v1";\nexport const other: string = "v1";\n`);
+    write(join(dir, "other.ts"), evil(pwned));
+    symlinkSync("real.ts", join(dir, "lib.ts"));
+    // a link in a folder that holds no file it loads: sub/lib.ts → ../real.ts
+    mkdirSync(join(dir, "sub"));
+    symlinkSync("../real.ts", join(dir, "sub", "lib.ts"));
+    const approved = await runCli(["config", "approve"], dir, env);
+    expect(approved.stdout).toMatch(/with the file it loads: real\.ts\n$/);
+    expect(await ask(dir)).not.toContain("larik.config.ts");
+
+    unlinkSync(join(dir, "lib.ts"));
+    symlinkSync("other.ts", join(dir, "lib.ts"));
+    expect(await ask(dir)).toContain(`larik.config.ts not loaded: lib.ts, in a folder it loads from, changed since you approved it (now a link to other.ts); ${review}`);
+    expect(existsSync(pwned)).toBe(false);
+
+    unlinkSync(join(dir, "lib.ts"));
+    symlinkSync("real.ts", join(dir, "lib.ts"));
+    expect(await ask(dir)).not.toContain("larik.config.ts");
+
+    unlinkSync(join(dir, "sub", "lib.ts"));
+    symlinkSync("../other.ts", join(dir, "sub", "lib.ts"));
+    expect(await ask(dir)).toContain(`larik.config.ts not loaded: sub/lib.ts, in a folder it loads from, changed since you approved it (now a link to ../other.ts); ${review}`);
+    expect(existsSync(pwned)).toBe(false);
+  });
+
+  it("a module added beside the one an extensionless import found (lib.js, lib.mjs before lib.ts) skips it", async () => {
+    const dir = newRepo("ext");
+    const pwned = join(base, "pwned-ext.txt");
+    write(join(dir, "larik.config.ts"), `import { label } from "./lib";\nexport default { my_label: label };\n`);
+    write(join(dir, "lib.ts"), `export const label: string = "v1";\n`);
+    const approved = await runCli(["config", "approve"], dir, env);
+    expect(approved.stdout).toMatch(/with the file it loads: lib\.ts\n$/);
+    expect(await ask(dir)).not.toContain("larik.config.ts");
+
+    for (const name of ["lib.js", "lib.mjs", "lib"]) {
+      write(join(dir, name), evil(pwned).replace(": string", ""));
+      expect(await ask(dir)).toContain(`larik.config.ts not loaded: ${name}, in a folder it loads from, changed since you approved it (new); ${review}`);
+      expect(existsSync(pwned)).toBe(false);
+      rmSync(join(dir, name));
+    }
+    expect(await ask(dir)).not.toContain("larik.config.ts");
   });
 });
 
