@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
 import { mkdir, readFile, readdir, readlink } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti } from "jiti";
 import { isPlugin, type Plugin } from "./plugin.js";
@@ -94,7 +94,8 @@ export interface ConfigApproval {
   /**
    * The other files that loading the config took in (its imports, transitively, and the modules
    * its `plugins` and `preset` name), inside the project and not an installed package (under
-   * `node_modules` only files git tracks, or all outside a git repository): canonical absolute path → sha256 hex of its bytes.
+   * `node_modules` only files git tracks, or all outside a git repository): canonical absolute
+   * path → sha256 hex of its bytes.
    */
   files: Record<string, string>;
   /**
@@ -181,7 +182,7 @@ function relativeSpecifiers(text: string, base: string): { dir: string; name?: s
     if (hole >= 0) spec = spec.slice(0, spec.lastIndexOf("/", hole) + 1) || "./";
     const target = resolve(base, spec);
     if (hole >= 0 || spec.endsWith("/") || spec === "." || spec === "..") out.push({ dir: target });
-    else out.push({ dir: dirname(target), name: target.slice(dirname(target).length).replace(/^[\\/]/, "") });
+    else out.push({ dir: dirname(target), name: basename(target) });
   }
   return out;
 }
