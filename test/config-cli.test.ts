@@ -4,25 +4,17 @@
  * approves, then the plugin or a helper changes, a link it imports through is retargeted, or a
  * module is added beside one an import found), and a syntax error names its place.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer } from "./fakes/mock-model-server.js";
+import { CLI, runCli as run } from "./fakes/run-cli.js";
 
-const CLI = join(resolve(import.meta.dirname, ".."), "dist", "cli.cjs");
 
-function runCli(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => done({ code: code ?? -1, stdout, stderr }));
-  });
-}
+/** The built CLI in `cwd` with exactly `env` (test/fakes/run-cli.ts). */
+const runCli = (args: string[], cwd: string, env: NodeJS.ProcessEnv) => run(args, { cwd, env });
 
 function write(file: string, text: string): void {
   mkdirSync(dirname(file), { recursive: true });
