@@ -14,7 +14,8 @@ function flag(name: string, o: CliOption): string {
 
 function table(rows: [string, string][], indent = "  "): string {
   const w = Math.min(34, Math.max(0, ...rows.map(([a]) => a.length)));
-  return rows.map(([a, b]) => `${indent}${a.padEnd(w)}  ${b}`).join("\n");
+  // a left cell wider than the column puts its text on the next line, in the column
+  return rows.map(([a, b]) => (a.length > w ? `${indent}${a}\n${indent}${" ".repeat(w)}  ${b}` : `${indent}${a.padEnd(w)}  ${b}`)).join("\n");
 }
 
 /** The help text for a host and the options parsed for this run. */

@@ -518,6 +518,16 @@ describe("larik --version and --help", () => {
     const usage = r.stdout.split("\n").filter((l) => /^  larik /.test(l));
     expect(usage.length).toBeGreaterThanOrEqual(3);
     for (const l of usage) expect(l.slice(35, 36)).toMatch(/\S/);
+    // every description of the slash commands starts in one column; a long argument list puts
+    // it on the next line
+    const cmds = r.stdout.slice(r.stdout.indexOf("slash commands:\n")).split("\n\n")[0]!.split("\n").slice(1);
+    const col = cmds[0]!.indexOf("List hooks");
+    for (const [k, l] of cmds.entries()) {
+      if (!l.startsWith("  /")) continue;
+      const sameLine = l.slice(col - 2, col) === "  " && l[col] !== " ";
+      expect(sameLine || /^ +\S/.test(cmds[k + 1] ?? "") && cmds[k + 1]!.search(/\S/) === col, l).toBe(true);
+    }
+    expect(cmds[cmds.findIndex((l) => l.startsWith("  /mcp [approve")) + 1]).toMatch(new RegExp(`^ {${col}}MCP servers`));
     // the folders in force: baseEnv puts config and data in XDG folders under this home
     expect(r.stdout).toContain("config: ~/.config/larik/config.json (personal)");
     expect(r.stdout).toContain("config code: ~/.config/larik/larik.config.ts (personal), larik.config.ts in the project");
