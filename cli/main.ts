@@ -187,7 +187,10 @@ async function configCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string
   const n = approved.files.length;
   const shown = approved.files.slice(0, 5).map((f) => displayPath(f, cwd, env)).join(", ");
   const files = n ? `, with the ${n === 1 ? "file" : `${n} files`} it loads: ${shown}${n > 5 ? ` and ${n - 5} more` : ""}` : "";
-  return printed(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}\n`);
+  const d = approved.dirs.length;
+  // said here, so that a notice about a file the config never loaded is no surprise later
+  const dirs = d ? `; a module file added, removed or relinked in ${d === 1 ? "its folder" : `its ${d} folders`} needs approving again` : "";
+  return printed(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}${dirs}\n`);
 }
 
 export { VERSION };

@@ -724,7 +724,10 @@ async function whyNotApproved(source: ConfigSource, approved: ConfigApproval | s
   if (!moved.length) return undefined;
   const first = moved[0]!;
   const more = moved.length > 1 ? ` (and ${moved.length - 1} more)` : "";
-  return `${displayPath(first.path, cwd, env)}, in a folder it loads from, changed since you approved it (${first.how})${more}; ${review}`;
+  // a module file appearing beside one the config loads could be what an import now finds
+  const what =
+    first.how === "new" ? "appeared" : first.how === "removed" ? "was removed" : `changed (${first.how})`;
+  return `${displayPath(first.path, cwd, env)}, in a folder it loads modules from, ${what} since you approved it${more}; ${review}`;
 }
 
 /**
@@ -741,7 +744,7 @@ export async function approveProjectConfig(
   cwd: string,
   env: NodeJS.ProcessEnv = process.env,
   opts: { hash?: string } = {},
-): Promise<{ path: string; hash: string; files: string[] } | undefined> {
+): Promise<{ path: string; hash: string; files: string[]; dirs: string[] } | undefined> {
   const file = await findProjectConfig(cwd, env);
   if (!file) return undefined;
   const label = displayPath(file, cwd, env);
@@ -764,7 +767,7 @@ export async function approveProjectConfig(
     (cur) => ({ ...cur, approved_configs: { ...(isObject(cur.approved_configs) ? cur.approved_configs : {}), [file]: approval } }),
     env,
   );
-  return { path: file, hash: source.hash, files: Object.keys(approval.files) };
+  return { path: file, hash: source.hash, files: Object.keys(approval.files), dirs: Object.keys(approval.dirs ?? {}) };
 }
 
 // ───────────────────────── writing ─────────────────────────

@@ -159,7 +159,7 @@ describe("project larik.config.ts", () => {
 
     const approved = await approveProjectConfig(repo, env);
     const team = join(repo, "tools", "team.ts");
-    expect(approved).toEqual({ path: file, hash: hashConfigContent(readFileSync(file)), files: [team] });
+    expect(approved).toEqual({ path: file, hash: hashConfigContent(readFileSync(file)), files: [team], dirs: [repo, join(repo, "tools")] });
     const saved = JSON.parse(readFileSync(privateProjectFile(repo, env), "utf8"));
     expect(saved.approved_configs).toEqual({
       [file]: {
