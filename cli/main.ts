@@ -26,10 +26,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   try {
     return await run(argv, env, cwd);
   } catch (err) {
-    process.stderr.write(`larik: ${errorText(err)}\n`);
+    stderr.write(`larik: ${errorText(err)}\n`);
+    await stderr.flush();
     return err instanceof ConfigError ? 2 : 1;
   }
 }
+
+/** Notices and errors given here: a reader that has gone (`2>&1 | head -0`) must not turn a usage error's 2 into a crash. */
+const stderr = new PipeWriter(() => process.stderr);
 
 function isatty(fd: number): boolean {
   return process.getBuiltinModule("node:tty").isatty(fd);
@@ -71,7 +75,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
  * preset did not load leaves no front end to take `-p`).
  */
 function showNotices(host: Host): void {
-  for (const n of host.notices) process.stderr.write(`! ${n}\n`);
+  for (const n of host.notices) stderr.write(`! ${n}\n`);
 }
 
 async function dispatch(host: Host, argv: string[], described: Map<string, string | undefined>): Promise<number> {

@@ -425,6 +425,15 @@ describe("larik -p end to end", () => {
       expect(r2.stderr).toMatch(/--mode wild: use one of default, accept-edits, plan, auto, yolo/);
     });
 
+    it("a usage error whose stderr reader has gone still exits 2, without a crash", async () => {
+      const child = spawn(process.execPath, [CLI, "-p", "--frobnicate", "hi"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+      child.stderr.destroy();
+      let stdout = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      const code = await new Promise<number | null>((done) => child.on("close", done));
+      expect([code, stdout]).toEqual([2, ""]);
+    });
+
     it("--sessions with a prompt word", async () => {
       const r = await runCli(["--sessions", "extra"], { cwd: repo, env });
       expect(r.code).toBe(2);
