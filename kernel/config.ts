@@ -11,28 +11,19 @@
 import { nearestName } from "./nearest-name.js";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, open, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, open, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import type { Plugin } from "./plugin.js";
 import { ConfigError } from "./models.js";
 import { canonicalDir, configDir, gitRoot, privateProjectFile, tildePath } from "./paths.js";
 import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } from "./settings-schema.js";
-import {
-  type ConfigApproval,
-  type ConfigSource,
-  dirsChangedSinceApproval,
-  evaluateConfig,
-  filesChangedSinceApproval,
-  findPersonalConfig,
-  findProjectConfig,
-  readConfigSource,
-  resolvePluginSpecs,
-  traceProjectConfig,
-} from "./config-files.js";
+import { type ConfigSource, evaluateConfig, findPersonalConfig, findProjectConfig, readConfigSource, resolvePluginSpecs } from "./config-files.js";
+import { type ConfigApproval, dirsChangedSinceApproval, filesChangedSinceApproval, traceProjectConfig } from "./config-approval.js";
 import { oneLine } from "./one-line.js";
 
 export { settingsSchema } from "./settings-schema.js";
-export { findPersonalConfig, findProjectConfig, hashConfigContent, personalConfigFile, type ConfigApproval } from "./config-files.js";
+export { findPersonalConfig, findProjectConfig, hashConfigContent, personalConfigFile } from "./config-files.js";
+export type { ConfigApproval } from "./config-approval.js";
 
 /** `hooks` in Claude Code format (§14): event name → matcher groups (checked by the schema). */
 export type HooksSettings = Record<
