@@ -9,7 +9,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { fileURLToPath } from "node:url";
 import { evaluateConfig, evaluatedInThisProcess, hashConfigContent, jitiFor, resolvePluginSpecs, type ConfigSource } from "./config-files.js";
 import { oneLine } from "./one-line.js";
-import { canonicalDir, gitRoot } from "./paths.js";
+import { canonicalDir, gitRoot, isInside } from "./paths.js";
 /**
  * What `larik config approve` records for a project config (`approved_configs[<its path>]`).
  * Approval is taken back as soon as any of these files differs from its hash or is gone.
@@ -126,7 +126,7 @@ async function listLoadFolders(
 ): Promise<Record<string, Record<string, string>>> {
   const watch = new Map<string, Set<string>>();
   const add = (dir: string, name?: string) => {
-    if (dir !== root && !inside(root, dir)) return;
+    if (!isInside(root, dir)) return;
     const names = watch.get(dir) ?? new Set<string>();
     if (name) names.add(name);
     watch.set(dir, names);
@@ -139,7 +139,7 @@ async function listLoadFolders(
       if (packaged(dir)) continue;
       add(dir, name);
       // the folders the path goes through, each of which may hold a link it follows
-      for (let d = dir; d !== base && !inside(d, base); ) {
+      for (let d = dir; !isInside(d, base); ) {
         const up = dirname(d);
         if (up === d) break;
         add(up);
@@ -244,7 +244,7 @@ export async function traceProjectConfig(
   const dir = canonicalDir(dirname(source.file));
   const repo = gitRoot(dir);
   const root = repo ?? dir;
-  const inProject = [...files].filter((f) => f !== source.file && inside(root, f));
+  const inProject = [...files].filter((f) => f !== source.file && isInside(root, f));
   const packaged = new Set(inProject.filter((f) => relative(root, f).split(sep).includes("node_modules")));
   // outside a repository nothing tells an installed package from the project's own code: pin all
   const committed = packaged.size ? await trackedByGit(repo, [...packaged]) : new Set<string>();
@@ -259,12 +259,6 @@ export async function traceProjectConfig(
   const dirs = await listLoadFolders(root, source, pinned.map((file, i) => ({ file, content: contents[i]! })));
   const hashes = Object.fromEntries(pinned.map((f, i) => [f, hashConfigContent(contents[i]!)]));
   return { approval: { sha256: source.hash, files: hashes, dirs }, notices };
-}
-
-/** True when `file` is below the directory `root`. */
-function inside(root: string, file: string): boolean {
-  const rel = relative(root, file);
-  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 /**

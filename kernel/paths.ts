@@ -7,7 +7,7 @@ import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
 /** The config root: `$XDG_CONFIG_HOME/larik` or `~/.config/larik`. */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -98,4 +98,10 @@ export function isDir(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** True when `p` is the directory `root` or below it (both absolute; no symlinks resolved). */
+export function isInside(root: string, p: string): boolean {
+  const rel = relative(root, p);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }

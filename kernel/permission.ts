@@ -20,6 +20,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import picomatch from "picomatch";
 import { cdTarget, collapseBlanks, denyCandidates, isSafeListed, splitBashCommand, stripBenignRedirections } from "./bash-split.js";
+import { isInside } from "./paths.js";
 import type { ToolKind } from "./tools.js";
 
 export { splitBashCommand, isSafeListed, type BashSplit } from "./bash-split.js";
@@ -168,11 +169,6 @@ function toPosix(p: string): string {
 }
 
 /** True when `p` is `root` or below it (both absolute and normalized). */
-function isInside(root: string, p: string): boolean {
-  const rel = relative(root, p);
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
 function canonical(p: string): string {
   try {
     return realpathSync(p);
