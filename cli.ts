@@ -9,18 +9,13 @@
 import { codeCacheDir, loadWithCodeCache, saveAfterFirstRequest } from "./cli/code-cache.js";
 import { isPrintRun } from "./cli/print-flag.js";
 import { fastVersion } from "./cli/version.js";
-import { PipeWriter, SIGPIPE_STATUS } from "./kernel/pipe-writer.js";
+import { printAll } from "./kernel/pipe-writer.js";
 
 type Main = (argv: string[]) => Promise<number>;
 
 async function start(argv: string[]): Promise<number> {
   const quick = fastVersion(argv);
-  if (quick !== undefined) {
-    const out = new PipeWriter(() => process.stdout);
-    out.write(quick);
-    await out.flush();
-    return out.gone ? SIGPIPE_STATUS : 0;
-  }
+  if (quick !== undefined) return printAll(quick);
   // Only a command line that starts with a flag: a first word may name a subcommand (`serve`),
   // and the front ends other than headless are left out of the bundle.
   const bundle = isPrintRun(argv) && argv[0]?.startsWith("-") ? `${import.meta.dirname}/headless.cjs` : undefined;

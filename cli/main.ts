@@ -9,7 +9,7 @@ import {
   ConfigError,
   Host,
   PipeWriter,
-  SIGPIPE_STATUS,
+  printAll,
   errorText,
   type CliArgs,
   type CliOption,
@@ -59,11 +59,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
     env,
     notices: cfg.notices,
   });
-  // the plugins loaded, first of each name, for --version's descriptions
-  const described = new Map<string, string | undefined>();
-  for (const p of [...preset, ...cfg.plugins]) if (p && !described.has(p.name)) described.set(p.name, p.description);
   try {
-    return await dispatch(host, argv, described);
+    return await dispatch(host, argv);
   } finally {
     await host.dispose();
   }
@@ -78,7 +75,7 @@ function showNotices(host: Host): void {
   for (const n of host.notices) stderr.write(`! ${n}\n`);
 }
 
-async function dispatch(host: Host, argv: string[], described: Map<string, string | undefined>): Promise<number> {
+async function dispatch(host: Host, argv: string[]): Promise<number> {
   const frontends = host.frontends.list();
   const sub = argv[0] && !argv[0].startsWith("-") ? frontends.find((f) => f.subcommand === argv[0]) : undefined;
   const rest = sub ? argv.slice(1) : argv;
@@ -105,8 +102,8 @@ async function dispatch(host: Host, argv: string[], described: Map<string, strin
     throw new ConfigError(`${text} (see larik --help)`);
   }
   if (args.values.help || args.values.version || args.values.sessions) showNotices(host);
-  if (args.values.help) return printed(helpText(host, options));
-  if (args.values.version) return printed(versionText(host.plugins.map((n) => [n, described.get(n)] as const)));
+  if (args.values.help) return printAll(helpText(host, options));
+  if (args.values.version) return printAll(versionText(host.pluginDescriptions));
   if (args.values.sessions) {
     if (args.positionals.length) throw new ConfigError(`--sessions takes no prompt (got "${args.positionals.join(" ")}"): run larik --sessions alone`);
     return listSessions(host);
@@ -152,27 +149,14 @@ function pickFrontend(frontends: Frontend[], args: CliArgs): Frontend | undefine
   return frontends.find((f) => f.interactive);
 }
 
-/**
- * Prints `lines` to stdout and resolves to the exit status: 141 (SIGPIPE's, as for `ls | head -1`)
- * when the reader left before taking it all, quietly, else 0.
- */
-async function printed(...lines: string[]): Promise<number> {
-  const out = new PipeWriter(() => process.stdout);
-  for (const line of lines) {
-    if (out.gone) break; // the rest would go nowhere
-    out.write(line);
-  }
-  await out.flush();
-  return out.gone ? SIGPIPE_STATUS : 0;
-}
 
 async function listSessions(host: Host): Promise<number> {
   const store = host.sessionStore;
   if (!store) throw new ConfigError("no session store plugin is loaded");
   const list = await store.list(host.cwd);
-  if (!list.length) return printed(`no sessions in ${host.cwd}\n`);
+  if (!list.length) return printAll(`no sessions in ${host.cwd}\n`);
   const pad = (n: number) => String(n).padStart(2, "0");
-  return printed(
+  return printAll(
     ...list.map((s) => {
       const d = new Date(s.updated);
       const when = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
@@ -187,14 +171,14 @@ async function configCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string
     throw new ConfigError("usage: larik config approve   (trust this project's larik.config.ts and the files it loads, as they are now)");
   }
   const approved = await approveProjectConfig(cwd, env);
-  if (!approved) return printed("no larik.config.ts in this project\n");
+  if (!approved) return printAll("no larik.config.ts in this project\n");
   const n = approved.files.length;
   const shown = approved.files.slice(0, 5).map((f) => displayPath(f, cwd, env)).join(", ");
   const files = n ? `, with the ${n === 1 ? "file" : `${n} files`} it loads: ${shown}${n > 5 ? ` and ${n - 5} more` : ""}` : "";
   const d = approved.dirs.length;
   // said here, so that a notice about a file the config never loaded is no surprise later
   const dirs = d ? `; a module file added, removed or relinked in ${d === 1 ? "its folder" : `its ${d} folders`} needs approving again` : "";
-  return printed(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}${dirs}\n`);
+  return printAll(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}${dirs}\n`);
 }
 
 export { VERSION };

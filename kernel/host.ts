@@ -137,6 +137,11 @@ export class Host {
     return [...this.#loaded.keys()];
   }
 
+  /** Name and description of each loaded plugin, in load order (what `--version` lists). */
+  get pluginDescriptions(): [name: string, description: string | undefined][] {
+    return [...this.#loaded.values()].map(({ plugin }) => [plugin.name, plugin.description]);
+  }
+
   /**
    * Loads one plugin; on failure undoes its partial registrations and records a notice. A loaded
    * plugin of the same name is unloaded first (a reload); {@link Host.create} never does that.

@@ -89,3 +89,18 @@ export class PipeWriter {
     for (const fn of this.#onIdle.splice(0)) fn();
   }
 }
+
+/**
+ * Prints `lines` to stdout and resolves to the exit status of a command that only prints:
+ * {@link SIGPIPE_STATUS} when the reader left before taking it all (as for `ls | head -1`),
+ * quietly, else 0.
+ */
+export async function printAll(...lines: string[]): Promise<number> {
+  const out = new PipeWriter(() => process.stdout);
+  for (const line of lines) {
+    if (out.gone) break; // the rest would go nowhere
+    out.write(line);
+  }
+  await out.flush();
+  return out.gone ? SIGPIPE_STATUS : 0;
+}
