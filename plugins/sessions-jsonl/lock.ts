@@ -8,7 +8,7 @@
  * because the pid is dead), and a dead pid reused by an unrelated process makes the lock look
  * held; the error names the lock file so the user can delete it.
  */
-import { closeSync, fstatSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { pidAlive } from "../../kernel/index.js";
 
 /** Lock files held by this process (absolute paths). */
@@ -24,15 +24,6 @@ function releaseAllOnExit(): void {
     }
   }
   held.clear();
-}
-
-function readPid(path: string): number | undefined {
-  try {
-    const n = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
-    return Number.isSafeInteger(n) && n > 0 ? n : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -72,7 +63,7 @@ export function acquireLock(lockPath: string, id: string): () => void {
       if (released) return;
       released = true;
       held.delete(lockPath);
-      if (readPid(lockPath) !== process.pid) return;
+      if (readLock(lockPath)?.pid !== process.pid) return;
       try {
         unlinkSync(lockPath);
       } catch {
@@ -84,6 +75,8 @@ export function acquireLock(lockPath: string, id: string): () => void {
 
 /** How long opening a session may wait on other openers taking over a stale lock (ms). */
 const TAKEOVER_WAIT_MS = 2_000;
+/** A takeover guard older than this (ms) was left by an opener that died holding it. */
+const GUARD_STALE_MS = 2_000;
 
 /** A lock file as read once: its pid (undefined when empty or not a number) and which file it is. */
 export interface LockSnapshot {
@@ -147,9 +140,9 @@ export function removeStale(lockPath: string, seen: LockSnapshot, id: string, de
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw lockError(err, lockPath, id);
       // The guard is held for microseconds; an old one was left by an opener that died holding it.
       // (A guard gone by now was released: try again, and never remove one we have not seen.)
-      const age = ageMs(guard);
+      const age = readLock(guard)?.ageMs;
       if (age === undefined) continue;
-      if (age > 2_000) {
+      if (age > GUARD_STALE_MS) {
         unlinkQuietly(guard);
         continue;
       }
@@ -164,26 +157,12 @@ export function removeStale(lockPath: string, seen: LockSnapshot, id: string, de
   }
 }
 
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-  }
-}
+/** Removes `path`; one already gone is fine (another opener removed it). */
+const unlinkQuietly = (path: string) => rmSync(path, { force: true });
 
 /** Blocks the thread for `ms` (opening a session is synchronous, and this wait is rare and short). */
 function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/** How long ago `path` was last modified (ms), or undefined when it is gone. */
-function ageMs(path: string): number | undefined {
-  try {
-    return Date.now() - statSync(path).mtimeMs;
-  } catch {
-    return undefined;
-  }
 }
 
 function lockError(err: unknown, lockPath: string, id: string): Error {
