@@ -13,6 +13,7 @@ import {
   errorText,
   type CliArgs,
   type CliOption,
+  type LoadedConfig,
   type Frontend,
   type Plugin,
 } from "../kernel/index.js";
@@ -47,7 +48,12 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
   // (-p first: tty loads net and stream, which a -p run needs only when it sends its request)
   const interactive = !isPrintRun(argv) && isatty(0) && isatty(1);
   if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
-  const cfg = await loadConfig(cwd, env);
+  const cfg: LoadedConfig = await loadConfig(cwd, env).catch((err: unknown) => {
+    // a broken config must not hide the help, which says where the config files are: the error
+    // becomes a notice and the help describes the default preset
+    if (!(err instanceof ConfigError) || !(argv.includes("--help") || argv.includes("-h"))) throw err;
+    return { settings: {}, notices: [errorText(err)], plugins: [], disable: [], configFiles: [] };
+  });
   const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;
   const presetSource = cfg.preset ? "the config's preset" : "the default preset";
   const host = await Host.create({

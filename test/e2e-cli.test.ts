@@ -395,6 +395,11 @@ describe("larik -p end to end", () => {
       expect(r.code).toBe(2);
       oneLine(r.stderr);
       expect(r.stderr).toMatch(/config\.json.*max_turns/);
+      // --help still answers, with the error as a notice: it says where the file is
+      const h = await runCli(["--help"], { cwd: repo, env: baseEnv(home) });
+      expect(h.code).toBe(0);
+      expect(h.stdout).toContain("config: ~/.config/larik/config.json (personal)");
+      expect(h.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^! .*config\.json: "max_turns": expected a positive integer/)]);
     });
 
     it("a flag whose value looks like a flag, and a prompt that starts with a dash", async () => {
