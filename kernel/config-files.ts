@@ -100,17 +100,25 @@ export function evaluatedInThisProcess(file: string): boolean {
 /**
  * A jiti instance that resolves modules relative to `file`. The bare import `larik` always maps
  * to this kernel's public module, so a config in `~/.config/larik` can `import { defineConfig }
- * from "larik"` without a local install and shares the running kernel; `zod` maps to the
- * kernel's zod when nothing closer provides one (tool schemas must be zod 4). Module cache off:
+ * from "larik"` without a local install and shares the running kernel; `zod` and `zod/mini` (and
+ * their `zod/v4` spellings) map to the kernel's when nothing closer provides them (tool schemas
+ * must be zod 4). Module cache off:
  * `/reload` must see edited files.
  */
 export async function jitiFor(file: string, env: NodeJS.ProcessEnv): Promise<Jiti> {
-  const [{ createJiti }, { kernelModule }, zod] = await Promise.all([import("jiti"), import("./public-api.js"), import("zod")]);
+  const [{ createJiti }, { kernelModule }, zod, zodMini] = await Promise.all([
+    import("jiti"),
+    import("./public-api.js"),
+    import("zod"),
+    import("zod/mini"),
+  ]);
   const id = file.startsWith("file:") ? file : pathToFileURL(file).href;
   const fsCache = await transformCacheDir(env);
   const probe = createJiti(id, { moduleCache: false, fsCache });
   const virtualModules: Record<string, unknown> = { larik: kernelModule() };
-  if (!probe.esmResolve("zod", { try: true })) virtualModules.zod = zod;
+  // docs/plugins.md recommends zod/mini; a plugin beside a personal config has no zod of its own
+  const zods: Record<string, unknown> = { zod, "zod/v4": zod, "zod/mini": zodMini, "zod/v4/mini": zodMini };
+  for (const [name, mod] of Object.entries(zods)) if (!probe.esmResolve(name, { try: true })) virtualModules[name] = mod;
   return createJiti(id, { moduleCache: false, fsCache, virtualModules });
 }
 

@@ -550,6 +550,22 @@ function mergeLayers(layers: Layer[], personalLabel: string, notices: string[]):
   return acc;
 }
 
+/**
+ * Unknown keys are kept for plugins (`my_plugin_option`), so they are not errors; one that is a
+ * typo of a known key (`modle`) would silently do nothing, so it gets a notice naming the key.
+ */
+function noteTypos(data: Record<string, unknown>, label: string, notices: string[], codeOnly = false): void {
+  for (const key of Object.keys(data)) {
+    if (isKnownKey(key)) continue;
+    // in larik.config.ts, `plugin: [...]` for `plugins` would load nothing, silently
+    const near = nearestKnownKey(key) ?? (codeOnly ? nearestName(key, CODE_ONLY_KEYS) : undefined);
+    if (near) notices.push(`${label}: unknown key "${key}" (did you mean "${near}"?)`);
+  }
+}
+
+/** Keys only `larik.config.ts` has (split off before its settings are validated). */
+const CODE_ONLY_KEYS = ["preset", "plugins", "disable"];
+
 /** Reads the JSON files of `cwd` as layers (§26 order). @throws ConfigError for personal/private problems. */
 async function readJsonLayers(cwd: string, env: NodeJS.ProcessEnv, notices: string[]): Promise<{ before: Layer[]; shared: Layer[]; private: Layer }> {
   const files = settingsFiles(cwd, env);
@@ -562,11 +578,7 @@ async function readJsonLayers(cwd: string, env: NodeJS.ProcessEnv, notices: stri
       const raw = await readTrusted(f.path, label);
       // a missing or empty file has nothing to validate (and compiling the schema costs start-up)
       const data = Object.keys(raw).length ? validateTrusted(raw, label) : raw;
-      for (const key of Object.keys(data)) {
-        const near = isKnownKey(key) ? undefined : nearestKnownKey(key);
-        // unknown keys are kept for plugins; one that is a typo of a known key is worth a word
-        if (near) notices.push(`${label}: unknown key "${key}" (did you mean "${near}"?)`);
-      }
+      noteTypos(data, label, notices);
       if (f.trust === "private") priv = { label, trust: f.trust, data };
       else before.push({ label, trust: f.trust, data });
       continue;
@@ -641,6 +653,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
     }
     const parts = splitConfig(cfg);
     personalLayer = { label, trust: "personal", data: validateTrusted(parts.settings, label) };
+    noteTypos(personalLayer.data, label, notices, true);
     const r = await resolvePluginSpecs(parts.plugins, personalFile, label, env);
     plugins.push(...r.plugins);
     notices.push(...r.notices);
@@ -670,6 +683,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
         const r = await resolvePluginSpecs(parts.plugins, projectFile, label, env);
         const p = parts.preset ? await resolvePluginSpecs(parts.preset, projectFile, label, env, "preset") : undefined;
         projectLayer = { label, trust: "personal", data: check.value };
+        noteTypos(check.value, label, notices, true);
         plugins.push(...r.plugins);
         notices.push(...r.notices, ...(p?.notices ?? []));
         if (p) preset = p.plugins;

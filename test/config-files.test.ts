@@ -137,6 +137,29 @@ export default defineConfig({
     expect(cfg.notices[3]).toContain("plugin #5 skipped");
   });
 
+  it("gives a plugin beside it the kernel's zod and zod/mini when it has none of its own", async () => {
+    write(join(cfgDir(), "larik.config.ts"), `export default { plugins: ["./mini.ts", "./classic.ts"] };\n`);
+    write(
+      join(cfgDir(), "mini.ts"),
+      `import { z } from "zod/mini";\nimport { definePlugin, lazySchema } from "larik";\nconst input = lazySchema(() => z.object({ n: z.number() }));\nexport default definePlugin({ name: "mini", setup(ctx) { ctx.tools.register({ name: "m", description: "m", input, readOnly: true, run: async () => "ok" }); } });\n`,
+    );
+    write(join(cfgDir(), "classic.ts"), `import { z } from "zod/v4";\nexport default { name: "classic", setup() { z.string().parse("x"); } };\n`);
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual([]);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["mini", "classic"]);
+  });
+
+  it("names a settings key that looks like a typo of a known one, and keeps plugin options quietly", async () => {
+    write(join(cfgDir(), "larik.config.ts"), `export default { modle: "x", plugin: [], disabled: [], my_plugin_option: 1 };\n`);
+    const cfg = await loadConfig(repo, env);
+    expect(cfg.notices).toEqual([
+      '~/.config/larik/larik.config.ts: unknown key "modle" (did you mean "model"?)',
+      '~/.config/larik/larik.config.ts: unknown key "plugin" (did you mean "plugins"?)',
+      '~/.config/larik/larik.config.ts: unknown key "disabled" (did you mean "disable"?)',
+    ]);
+    expect(cfg.settings.my_plugin_option).toBe(1);
+  });
+
   it("resolves a preset module (a list of plugins)", async () => {
     write(join(cfgDir(), "my-preset.ts"), `export default [{ name: "a", setup() {} }, { name: "b", setup() {} }];\n`);
     write(join(cfgDir(), "larik.config.ts"), `export default { preset: ["./my-preset.ts"] };\n`);
