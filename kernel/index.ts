@@ -22,6 +22,7 @@ export * from "./time.js";
 export * from "./pid.js";
 export * from "./stop-signals.js";
 export * from "./pipe-writer.js";
+export * from "./nearest-name.js";
 export { Channel } from "./channel.js";
 export { Agent, errorText, type AgentOptions, type CompactResult } from "./agent.js";
 export { Host, createHostFromPlugins, type HostOptions } from "./host.js";

@@ -319,6 +319,20 @@ describe("palette", () => {
     expect(r.controller.snapshot().input.text).toBe("draft text");
   });
 
+  it("/exit runs /quit as in Claude Code; a misspelt command gets the nearest name", async () => {
+    const quit = cmd("quit", "Quit");
+    const r = await make({ plugins: [commandsPlugin([...commands(), quit])] });
+    await r.type("/exit");
+    await r.press(KEY.enter);
+    await waitFor(() => (quit.run as ReturnType<typeof vi.fn>).mock.calls.length === 1, "/quit to run");
+    await r.type("/comapct");
+    await r.press(KEY.enter);
+    await r.until("unknown command /comapct: did you mean /compact?");
+    await r.type("/zzzz");
+    await r.press(KEY.enter);
+    await r.until("unknown command /zzzz: type / to list the commands");
+  });
+
   it("refuses idle-only commands during a turn", async () => {
     const provider = new GatedProvider("working", " done");
     const clear = cmd("clear", "Fresh context", { idleOnly: true });

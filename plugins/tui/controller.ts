@@ -13,6 +13,7 @@ import {
   catalogEntry,
   costOf,
   errorText,
+  nearestName,
   PERMISSION_MODES,
   type Agent,
   type AgentEvent,
@@ -133,6 +134,12 @@ export interface ControllerOptions {
 }
 
 const FILES_TTL_MS = 10_000;
+
+/**
+ * Names other agents give a command, run as ours: Claude Code quits with `/exit`, and a hand used
+ * to it should not meet "unknown command" on its way out.
+ */
+const PEER_COMMAND_NAMES: Record<string, string> = { exit: "quit" };
 
 /** Drives one interactive session. */
 export class TuiController {
@@ -385,12 +392,14 @@ export class TuiController {
     }
     const m = /^\/([\w:.-]+)(?:\s+([\s\S]*))?$/.exec(text);
     if (m) {
-      const cmd = this.host.commands.get(m[1]!);
+      const cmd = this.host.commands.get(m[1]!) ?? this.host.commands.get(PEER_COMMAND_NAMES[m[1]!] ?? "");
       if (cmd) {
         await this.runCommand(cmd, m[2] ?? "");
         return;
       }
-      this.#push({ kind: "error", text: `unknown command /${m[1]}: type / to list the commands` });
+      const near = nearestName(m[1]!, this.host.commands.list().map((c) => c.name));
+      const hint = near ? `did you mean /${near}? (type / to list the commands)` : "type / to list the commands";
+      this.#push({ kind: "error", text: `unknown command /${m[1]}: ${hint}` });
       this.#notify();
       return;
     }
