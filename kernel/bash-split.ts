@@ -25,7 +25,7 @@ const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "csh
 /** Reserved words that may precede a command without changing which command runs. */
 const KEYWORDS = new Set(["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time", "coproc"]);
 /** Words at command position that run another command given as arguments (never allowed by a pattern). */
-const RUNNERS = new Set(["eval", "exec", "xargs", "env", "source", "."]);
+const RUNNERS = new Set(["eval", "exec", "xargs", "env", "source", ".", "trap"]);
 /**
  * Wrappers that run the command in their arguments. After one, every later word may start the
  * real command (their option syntax differs too much to skip precisely), so deny rules are tried
@@ -42,6 +42,14 @@ const EXEC_FLAGS = new Set(["-exec", "-execdir", "-ok", "-okdir"]);
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
 const SHELL_C_FLAG = /^-[A-Za-z]*c[A-Za-z]*$/;
+/** `mapfile`/`readarray` `-C callback` runs the callback string as a command. */
+const CALLBACK_FLAG = /^-[A-Za-z]*C/;
+/**
+ * ANSI-C quoting `$'…'` holding an escape that can spell any character (`\xHH`, `\uHHHH`,
+ * `\UHHHHHHHH`, octal `\NNN`, control `\cX`), so `(` and backticks need not appear as written.
+ * Other escapes (`\n`, `\t`, `\'`, `\\`) are harmless and do not count.
+ */
+const ANSI_C_ESCAPE = /\$'(?:[^'\\]|\\[^xuUc0-7])*\\[xuUc0-7]/;
 
 /**
  * Redirections that neither read nor write a file: fd duplication (`2>&1`, `>&2`, `1>&2`) and
@@ -79,6 +87,9 @@ function textHazards(s: string): string[] {
   if (s.includes("$(")) out.push("command substitution `$(…)`");
   if (s.includes("`")) out.push("command substitution with backticks");
   if (s.includes("${")) out.push("parameter expansion `${…}`");
+  // Bash evaluates array subscripts in arithmetic contexts (`printf -v 'a[x]'`, `test -v`,
+  // `[[ x -eq 0 ]]`, `declare -i`), running any `$(…)` they hold, so an escaped one is code too.
+  if (ANSI_C_ESCAPE.test(s)) out.push("ANSI-C quoting `$'…'` with a character escape");
   if (/\$IFS\b/.test(s)) out.push("`$IFS` word splitting");
   if (/[<>]\(/.test(s)) out.push("process substitution `<(…)`");
   if (s.includes("<<")) out.push("heredoc or here-string `<<`");
@@ -127,6 +138,10 @@ function partHazards(part: string): string[] {
       const b = base(w);
       if (RUNNERS.has(b)) out.push(`\`${b}\` runs another command`);
       if (SHELLS.has(b) && words.slice(i + 1).some((x) => SHELL_C_FLAG.test(x))) out.push(`\`${b} -c\` runs a string`);
+      // `printf -v` assigns a variable like `NAME=…`, and from escapes (`\x28`) it can build a
+      // `$(…)` that an arithmetic context later runs.
+      if (b === "printf" && words[i + 1]?.startsWith("-v")) out.push("`printf -v` assigns a variable");
+      if ((b === "mapfile" || b === "readarray") && words.slice(i + 1).some((x) => CALLBACK_FLAG.test(x))) out.push(`\`${b} -C\` runs a string`);
     }
     if (EXEC_FLAGS.has(w)) out.push(`\`${w}\` runs another command`);
   }

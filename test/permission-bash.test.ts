@@ -2,7 +2,8 @@
  * The bash permission table (LARIK-REFERENCE §4 "Bash chaining"): commands that must ask or be
  * denied under narrow allow rules, and the ones that must be allowed. Zero bypasses.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
@@ -242,6 +243,46 @@ describe("rules on wrappers never allow what they wrap", () => {
         expect(decide(checker([rule]), cmd).decision, `${rule}: ${cmd}`).toBe("allow");
       }
     }
+  });
+});
+
+describe("substitutions bash builds from escapes and runs later", () => {
+  // Each command runs `touch M` although `$(`, a backtick or `(` never appears as written: `$'…'`
+  // escapes, `printf -v`, `trap` and `mapfile -C` spell or hold the command, and bash runs it
+  // (array subscripts are evaluated in arithmetic contexts). Each is checked under the rule an
+  // "always allow" for a harmless use of that command would save.
+  const CASES: [rule: string, command: string][] = [
+    ["bash(printf*)", "printf -v $'a[$\\x28touch M\\x29]' 1"],
+    ["bash(printf*)", "printf -v p '\\x28'; printf -v q '\\x29'; printf -v x 'a[$%stouch M%s]' $p $q; printf -v 'b[x]' 1"],
+    ["bash(test*)", "test -v $'a[\\140touch M\\140]'"],
+    ["bash(test*)", "test -v $'a[$\\u0028touch M\\u0029]'"],
+    ["bash(declare*)", "declare -i y=$'a[$\\x28touch M\\x29]'"],
+    ["bash(trap*)", "trap 'touch M' EXIT"],
+    ["bash(printf*)", "printf 'x\\n' | mapfile -C 'touch M' -c 1 lines"],
+  ];
+  test.each(CASES)("%s does not allow %j, which bash runs as code", (rule, command) => {
+    const dir = mkdtempSync(join(tmpdir(), "larik-perm-escape-"));
+    try {
+      spawnSync("bash", ["-c", command], { cwd: dir, stdio: "ignore" }); // the exit status does not matter
+      expect(existsSync(join(dir, "M")), "the command really runs touch M").toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    for (const rules of [[rule], [rule, "bash(mapfile*)"]]) {
+      const d = decide(checker(rules), command);
+      expect(d.decision, d.reason).toBe("ask");
+      expect(d.suggested_rule).toBeUndefined();
+    }
+  });
+
+  test("harmless escapes and plain printf are still allowed by a pattern", () => {
+    expect(decide(checker(["bash(git commit*)"]), "git commit -m $'fix\\n\\nbody\\t\\'quoted\\''").decision).toBe("allow");
+    expect(decide(checker(["bash(printf*)"]), "printf '%s\\n' a b").decision).toBe("allow");
+    expect(decide(checker(["bash(printf*)"]), "printf '%s' -v").decision).toBe("allow");
+  });
+
+  test("a deny rule sees the command a trap runs", () => {
+    expect(decide(checker(["bash"], ["bash(rm*)"], "yolo"), "trap 'rm -rf x' EXIT").decision).toBe("deny");
   });
 });
 
