@@ -197,6 +197,16 @@ export function denyCandidates(part: string): { text: string; starts: number[] }
   ];
 }
 
+/**
+ * True when `word` at the start of a command makes the rest of it another command: a wrapper
+ * (`sudo`, `timeout`, `nohup`, `command`, a shell, …; by base name, so `/usr/bin/sudo` counts)
+ * or a reserved word (`time`, `if`, `!`, …). A `bash(<word>*)` rule would allow any command
+ * behind it.
+ */
+export function leadsAnotherCommand(word: string): boolean {
+  return WRAPPERS.has(base(word)) || KEYWORDS.has(word);
+}
+
 /** Characters that disqualify a command from the safe list (§4). */
 const SAFE_LIST_META = /[;&|<>$`\n\r(){}\0-\x08\x0b\x0c\x0e-\x1f\x7f]/;
 const SAFE_EXACT = new Set([

@@ -19,7 +19,7 @@ import { lstatSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import picomatch from "picomatch";
-import { cdTarget, collapseBlanks, denyCandidates, isSafeListed, splitBashCommand, stripBenignRedirections } from "./bash-split.js";
+import { cdTarget, collapseBlanks, denyCandidates, isSafeListed, leadsAnotherCommand, splitBashCommand, stripBenignRedirections } from "./bash-split.js";
 import { isInside } from "./paths.js";
 import type { ToolKind } from "./tools.js";
 
@@ -516,7 +516,9 @@ export class PermissionChecker {
  * npm, pnpm, yarn, cargo, docker, kubectl, make, uv, bun when the second word is not a flag,
  * else `bash(<first word>*)` — for a chain, the rule for its parts when they all agree (`cd`
  * parts aside), else none; a command with a hazard (substitution, redirection, …) gets none,
- * since no pattern would allow it. `web_fetch`/`browser_navigate` → `tool(domain:host)`;
+ * since no pattern would allow it; a command led by a wrapper or reserved word (`sudo`,
+ * `timeout`, `nohup`, `bash script.sh`, `time`, …) gets none, since `bash(sudo*)` would allow
+ * every command behind it (a deliberate narrowing of §4's "first word" rule). `web_fetch`/`browser_navigate` → `tool(domain:host)`;
  * `exit_plan_mode` → none; anything else → the bare tool name.
  *
  * @param subject the command (bash), `domain:host` or a URL (web), ignored otherwise.
@@ -532,7 +534,7 @@ export function suggestRule(tool: string, subject?: string): string | undefined 
     for (const part of nonCd.length ? nonCd : parts) {
       const words = part.split(" ");
       const first = words[0]!;
-      if (first.includes("*")) return undefined;
+      if (first.includes("*") || leadsAnotherCommand(first)) return undefined;
       const sub = words[1];
       rules.add(SUBCOMMAND_TOOLS.has(first) && sub && !sub.startsWith("-") && !sub.includes("*") ? `bash(${first} ${sub}*)` : `bash(${first}*)`);
     }

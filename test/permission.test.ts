@@ -331,6 +331,20 @@ describe("suggestRule (§4 'Always allow')", () => {
   test.each(["npm test && npm run lint", "ls > out", "FOO=1 make", "echo $(x)", "./*.sh", ""])("bash %j → none", (cmd) => {
     expect(suggestRule("bash", cmd)).toBeUndefined();
   });
+  // "Always allow" on one of these would save bash(sudo*), bash(timeout*), …, which allows any
+  // command behind the wrapper: `sudo rm -rf /` would then run unasked.
+  test.each(["sudo apt install jq", "/usr/bin/sudo ls", "timeout 60 npm test", "nohup npm start", "command ls -la", "time npm test", "bash scripts/build.sh", "nice -n 10 make"])(
+    "bash %j (a wrapper) → none",
+    (cmd) => {
+      expect(suggestRule("bash", cmd)).toBeUndefined();
+      const d = checker("default").decide(bash(cmd));
+      expect(d.decision).toBe("ask");
+      expect(d.suggested_rule).toBeUndefined();
+    },
+  );
+  test("why: a first-word rule for a wrapper allows whatever it wraps", () => {
+    expect(checker("default", { allow: ["bash(sudo*)"] }).decide(bash("sudo rm -rf /")).decision).toBe("allow");
+  });
   test("web, exit_plan_mode and other tools", () => {
     expect(suggestRule("web_fetch", "domain:docs.rs")).toBe("web_fetch(domain:docs.rs)");
     expect(suggestRule("web_fetch", "https://Docs.rs/x?y")).toBe("web_fetch(domain:docs.rs)");
