@@ -185,6 +185,7 @@ export class Agent {
       cwd: opts.host.cwd,
       projectRoot: opts.host.projectRoot,
       sandboxed: opts.host.sandbox !== undefined,
+      env: opts.host.env,
     });
   }
 

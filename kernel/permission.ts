@@ -77,6 +77,11 @@ export interface CheckerOptions {
   projectRoot: string;
   /** True when bash runs inside an OS sandbox. */
   sandboxed?: boolean;
+  /**
+   * The environment commands run with (default `process.env`). Only `CDPATH` is read: when it
+   * is set, `cd web` may leave the project, so the `cd` exception of bash chaining asks.
+   */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** A parsed `tool` or `tool(pattern)` rule. */
@@ -267,6 +272,7 @@ export class PermissionChecker {
   sandboxed: boolean;
   allow: string[];
   deny: string[];
+  readonly #env: NodeJS.ProcessEnv;
   constructor(opts: CheckerOptions) {
     this.mode = opts.mode;
     this.cwd = resolve(opts.cwd);
@@ -274,6 +280,7 @@ export class PermissionChecker {
     this.sandboxed = opts.sandboxed ?? false;
     this.allow = [...(opts.allow ?? [])];
     this.deny = [...(opts.deny ?? [])];
+    this.#env = opts.env ?? process.env;
   }
 
   /** Decides one call (see the file comment for the order). Never throws. */
@@ -500,6 +507,10 @@ export class PermissionChecker {
    */
   #cdInside(target: string, dirs: Set<string>): string | undefined {
     if (!target || /[$~`"'\\*?[\]{}]/.test(target) || target.startsWith("-")) return undefined;
+    // bash looks a relative name up in CDPATH first (not `.`, `..`, `./x`, `../x`), so with
+    // CDPATH set, `cd web` may land in ~/src/web: the directory is not known.
+    const viaCdPath = !isAbsolute(target) && !/^\.\.?(\/|$)/.test(target);
+    if (viaCdPath && this.#env.CDPATH) return undefined;
     const canonRoot = canonical(this.projectRoot);
     let last: string | undefined;
     for (const d of dirs) {

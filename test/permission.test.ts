@@ -3,6 +3,7 @@
  * precedence, the write boundary with real symlinks in temp dirs, protected paths, rule grammar,
  * suggestions and unmatchable-rule warnings.
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -375,6 +376,24 @@ describe("suggestRule (§4 'Always allow')", () => {
   });
   test("no suggestion when saving it would not help (cd outside the project)", () => {
     expect(checker("default").decide(bash("cd /tmp && make")).suggested_rule).toBeUndefined();
+  });
+});
+
+describe("cd with CDPATH set (bash chaining's cd exception)", () => {
+  test("`cd sub` may leave the project through CDPATH, so it asks; `cd ./sub` does not", () => {
+    mkdirSync(join(outside, "sub"), { recursive: true });
+    const env = { ...process.env, CDPATH: outside };
+    // What bash really does: the CDPATH entry wins over ./sub (and cd prints where it went).
+    const where = execFileSync("bash", ["-c", "cd sub >/dev/null && pwd -P"], { cwd: root, env, encoding: "utf8" }).trim();
+    expect(where).toBe(join(outside, "sub"));
+    const withCdPath = new PermissionChecker({ mode: "default", cwd: root, projectRoot: root, allow: ["bash(make test*)"], env });
+    expect(withCdPath.decide(bash("cd sub && make test")).decision).toBe("ask");
+    expect(withCdPath.decide(bash("cd sub && make test")).suggested_rule).toBeUndefined();
+    for (const cmd of ["cd ./sub && make test", `cd ${root}/sub && make test`, "cd ./sub/deep && make test", "cd . && make test"]) {
+      expect(withCdPath.decide(bash(cmd)).decision, cmd).toBe("allow");
+    }
+    const without = new PermissionChecker({ mode: "default", cwd: root, projectRoot: root, allow: ["bash(make test*)"], env: { ...env, CDPATH: "" } });
+    expect(without.decide(bash("cd sub && make test")).decision).toBe("allow");
   });
 });
 

@@ -14,4 +14,7 @@ const base = mkdtempSync(join(tmpdir(), "larik-test-xdg-"));
 process.env.XDG_CONFIG_HOME = join(base, "config");
 process.env.XDG_DATA_HOME = join(base, "data");
 process.env.XDG_CACHE_HOME = join(base, "cache");
+// A developer's exported CDPATH changes where `cd web` goes, and the permission checker asks for
+// such a `cd` (tests that need CDPATH set it on the checker or the child they start).
+delete process.env.CDPATH;
 afterAll(() => rmSync(base, { recursive: true, force: true }));
