@@ -148,6 +148,25 @@ describe("larik -p end to end", () => {
     expect(toolMsg.content).toMatch(/--mode accept-edits or --mode yolo/);
   });
 
+  it("names only the modes that would allow a denied call: accept-edits does not run bash", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    // no sandbox, so bash asks (and so is denied) in default and accept-edits mode alike
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    writeFileSync(join(home, ".config", "larik", "config.json"), JSON.stringify({ sandbox: { enabled: false } }));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    for (const mode of ["default", "accept-edits"]) {
+      server.requests.length = 0;
+      server.push({ tools: [{ id: "c1", name: "bash", input: { command: "touch made.txt" } }] }, { text: "I could not run it." });
+      const r = await runCli(["-p", "--mode", mode, "--model", "openai-compatible/m", "make a file"], { cwd: repo, env });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(/✗ bash needs approval \(denied: use --mode or an allow rule such as bash\(touch\*\)\)/);
+      expect(existsSync(join(repo, "made.txt"))).toBe(false);
+      const result = server.requests[1]!.body.messages.find((m: any) => m.role === "tool").content;
+      expect(result).toBe('permission denied: headless mode cannot ask for permission: rerun with --mode yolo, or an allow rule such as "bash(touch*)" in permissions.allow');
+    }
+  });
+
   it("reads the prompt from piped stdin", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

@@ -15,6 +15,7 @@ import {
   PipeWriter,
   SIGPIPE_STATUS,
   trapStopSignals,
+  type ToolKind,
 } from "../../kernel/index.js";
 import { JsonPrinter, TextPrinter, type Printer } from "./print.js";
 
@@ -25,12 +26,15 @@ async function readStdin(): Promise<string> {
 }
 
 /**
- * Why a headless ask was denied; names the ways to allow it: the modes that allow more than
- * `mode` (the run's own is no way out) and an allow rule.
+ * Why a headless ask was denied; names the ways to allow it: the modes that would allow the call
+ * and allow more than `mode` (the run's own is no way out), and an allow rule. `accept-edits`
+ * only allows writes (docs/permissions.md), so it is named only for a `write`-kind tool; for any
+ * other kind, or an unknown one, only `yolo` would help.
  */
-export function denialReason(suggested?: string, mode: PermissionMode = "default"): string {
+export function denialReason(suggested?: string, mode: PermissionMode = "default", kind?: ToolKind): string {
   const rule = suggested ? ` or an allow rule such as "${suggested}"` : " or an allow rule";
-  const modes = mode === "default" || mode === "plan" ? "--mode accept-edits or --mode yolo" : "--mode yolo";
+  const editsHelp = kind === "write" && (mode === "default" || mode === "plan");
+  const modes = editsHelp ? "--mode accept-edits or --mode yolo" : "--mode yolo";
   return `headless mode cannot ask for permission: rerun with ${modes},${rule} in permissions.allow`;
 }
 
@@ -81,7 +85,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
     if (!readerGone) {
       for await (const ev of agent.run(text)) {
         if (ev.type === "permission_request") {
-          const reason = denialReason(ev.suggested_rule, agent.checker.mode);
+          const reason = denialReason(ev.suggested_rule, agent.checker.mode, host.tools.get(ev.tool_name)?.kind);
           agent.respond(ev.request_id, { allow: false, reason, automatic: true });
           printer.event(ev);
           continue;
