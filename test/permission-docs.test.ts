@@ -45,7 +45,7 @@ function table(header: string): Row[] {
 function toCall(tool: string, subjects: string[]): PermissionCall {
   const [first] = subjects;
   if (tool === "bash") return { tool, kind: "bash", input: { command: first }, subject: first };
-  if (tool === "read") return { tool, kind: "read", input: { path: first }, subject: first };
+  if (tool === "read" || tool === "grep" || tool === "glob") return { tool, kind: "read", input: { path: first }, subject: first };
   if (tool === "write_files") return { tool, kind: "write", input: {}, writePaths: subjects };
   if (["edit", "multi_edit", "write"].includes(tool)) return { tool, kind: "write", input: { path: first }, subject: first, writePaths: subjects };
   if (tool === "web_fetch" || tool === "browser_navigate") {
