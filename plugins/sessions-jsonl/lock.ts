@@ -114,7 +114,8 @@ function assertStale(seen: LockSnapshot, lockPath: string, id: string): void {
   // Our own pid here is a leftover of an earlier process that had the same pid (containers
   // restart at pid 1), because locks this process holds are in `held`.
   if (pid !== undefined && pid !== process.pid && pidAlive(pid)) {
-    throw new Error(`session ${id} is already open for writing in another process (pid ${pid}); if no Larik runs as pid ${pid}, delete ${lockPath}`);
+    // a second terminal on a busy session usually wants a copy to work in, which --fork gives
+    throw new Error(`session ${id} is already open for writing in another process (pid ${pid}): wait for it, or branch it with --fork; if no Larik runs as pid ${pid}, delete ${lockPath}`);
   }
   if (pid === undefined && seen.ageMs < 5_000) {
     // An empty lock file may be one another process has just created and not yet filled.

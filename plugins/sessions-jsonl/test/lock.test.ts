@@ -31,7 +31,7 @@ describe("one writer per session", { timeout: 120_000 }, () => {
   it("a second process gets the one-line 'already open' error naming our pid", async () => {
     const h = await t.store.create(meta(t.cwd));
     const r = childTry(h.id);
-    expect(r.error).toMatch(new RegExp(`^session ${h.id} is already open for writing in another process \\(pid ${process.pid}\\)`));
+    expect(r.error).toMatch(new RegExp(`^session ${h.id} is already open for writing in another process \\(pid ${process.pid}\\): wait for it, or branch it with --fork; `));
     expect(r.error).not.toContain("\n");
     await h.close();
     expect(childTry(h.id)).toEqual({ ok: true, pid: expect.any(Number) });
