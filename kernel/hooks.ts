@@ -146,6 +146,11 @@ export type PluginHooks = { [K in HookName]: HookTap<Hooks[K]> };
 function tapFacade(hook: AnyTapable, name: HookName, plugin: string, track?: (d: Disposer) => void): HookTap<unknown> {
   return {
     tap(fn: (...args: unknown[]) => unknown, opts?: { stage?: number }) {
+      // tapable's own tap takes (name, fn); here the name is the plugin's, and a string in
+      // fn's place would only fail at the hook's first call, far from the mistake
+      if (typeof fn !== "function") {
+        throw new TypeError(`hooks.${name}.tap expects a function, got ${typeof fn}: the tap is named after your plugin, so write hooks.${name}.tap(fn)`);
+      }
       const isSync = name === "event";
       const wrapped = isSync
         ? (...args: unknown[]) => {

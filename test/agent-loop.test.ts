@@ -286,6 +286,49 @@ describe("plugin host", () => {
     expect(err.text).toBe('plugin "grumpy" failed in hook "userPromptSubmit": no prompts today');
   });
 
+  it("a throw in preToolUse blocks that call (fails closed); one in postToolUse is a notice and the result stands", async () => {
+    const strict = definePlugin({
+      name: "strict",
+      setup(ctx) {
+        ctx.hooks.preToolUse.tap((info) => {
+          if ((info.input as { word?: string }).word === "x") throw new Error("policy server down");
+          return undefined;
+        });
+        ctx.hooks.postToolUse.tap(() => {
+          throw new Error("cannot log");
+        });
+      },
+    });
+    const { agent, provider, log } = await setup(
+      [{ blocks: [call("t1", "peek", { word: "x" }), call("t2", "peek", { word: "y" })] }, { blocks: [text("ok")] }],
+      { plugins: [strict] },
+    );
+    const events = await drain(agent.run("peek"));
+    expect(log).toEqual(["start y", "end y"]);
+    const results = provider.requests[1]!.messages.at(-1)!.blocks as { id: string; content: string; is_error?: boolean }[];
+    expect(results.map((b) => [b.id, b.content, b.is_error ?? false])).toEqual([
+      ["t1", 'blocked: plugin "strict" failed in hook "preToolUse": policy server down', true],
+      ["t2", "peeked y", false],
+    ]);
+    expect(events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toContain(
+      'plugin "strict" failed in hook "postToolUse": cannot log',
+    );
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+  });
+
+  it("a tap given tapable's (name, fn) skips the plugin at setup with a line saying how to tap", async () => {
+    const p = definePlugin({
+      name: "tapable-habit",
+      setup(ctx) {
+        (ctx.hooks.preToolUse.tap as unknown as (n: string, f: () => void) => void)("mine", () => undefined);
+      },
+    });
+    const host = await Host.create({ plugins: [toolsPlugin([]), p], cwd: tmp(), settings: {} });
+    expect(host.notices).toEqual([
+      'plugin "tapable-habit" failed in setup: hooks.preToolUse.tap expects a function, got string: the tap is named after your plugin, so write hooks.preToolUse.tap(fn); started without it',
+    ]);
+  });
+
   it("undoes every registration of a plugin: taps and registry entries", async () => {
     const seen: string[] = [];
     const p = definePlugin({
