@@ -11,6 +11,7 @@ import {
   PipeWriter,
   printAll,
   errorText,
+  sessionLine,
   type CliArgs,
   type CliOption,
   type LoadedConfig,
@@ -115,6 +116,9 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
     return listSessions(host);
   }
   const frontend = sub ?? pickFrontend(frontends, args);
+  // without a terminal, the run that was meant is still the interactive one, or a forgotten -p
+  const meant = frontend ?? frontends.find((f) => f.interactive);
+  if (!sub && meant) assertOptionsFor(meant, frontends, args);
   if (!frontend) {
     showNotices(host);
     throw new ConfigError(
@@ -124,6 +128,23 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
     );
   }
   return frontend.run(host, args);
+}
+
+/**
+ * Every front end's options are parsed together, since which one runs is known only after
+ * parsing; an option of another front end (`--output` without `-p`) would be ignored silently.
+ * @throws ConfigError naming the option and the front end it belongs to.
+ */
+function assertOptionsFor(frontend: Frontend, frontends: Frontend[], args: CliArgs): void {
+  for (const [key, value] of Object.entries(args.values)) {
+    if (value === undefined || key in COMMON_OPTIONS || frontend.options?.[key]) continue;
+    const owner = frontends.find((f) => f.options?.[key]);
+    if (!owner) continue;
+    const flag = owner.flag ? owner.options?.[owner.flag] : undefined;
+    if (!flag) throw new ConfigError(`--${key} belongs to another front end (${owner.description}): drop --${key}`);
+    const name = flag.short ? `-${flag.short}` : `--${owner.flag}`;
+    throw new ConfigError(`--${key} works only with ${name}: add ${name}, or drop --${key}`);
+  }
 }
 
 /**
@@ -161,14 +182,7 @@ async function listSessions(host: Host): Promise<number> {
   if (!store) throw new ConfigError("no session store plugin is loaded");
   const list = await store.list(host.cwd);
   if (!list.length) return printAll(`no sessions in ${host.cwd}\n`);
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return printAll(
-    ...list.map((s) => {
-      const d = new Date(s.updated);
-      const when = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
-      return `${s.id}  ${when}  ${s.title}\n`;
-    }),
-  );
+  return printAll(...list.map((s) => `${sessionLine(s)}\n`));
 }
 
 /** `larik config approve`: trusts the project's `larik.config.ts` and the files it loads, as they are now. */

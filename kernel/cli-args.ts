@@ -44,7 +44,11 @@ export function agentOptionsFromArgs(args: CliArgs): Omit<AgentOptions, "host"> 
     out.effort = v.effort as Effort;
   }
   if (typeof v.resume === "string") out.resume = v.resume;
-  if (v.continue === true) out.continue = true;
+  if (v.continue === true) {
+    // each picks the session; silently preferring one would resume what the user did not mean
+    if (out.resume !== undefined) throw new ConfigError("-c and --resume both pick the session: use -c for the newest, or --resume <id> for that one");
+    out.continue = true;
+  }
   if (v.fork === true) {
     if (!out.resume && !out.continue) throw new ConfigError("--fork needs a session to branch from: add -c or --resume <id>");
     out.fork = true;

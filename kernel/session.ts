@@ -6,6 +6,7 @@
  */
 import * as z from "zod/mini";
 import { lazySchema } from "./lazy-schema.js";
+import { localMinute } from "./time.js";
 
 // Each schema is a lazySchema: built at its first use, not at import, which keeps zod and
 // these ~100 zod objects off the start-up path (bench/startup.mjs).
@@ -97,6 +98,16 @@ export interface SessionSummary {
   updated: number;
   location: string;
   fork_of?: string;
+}
+
+/**
+ * One row of a session list, as `larik --sessions` and `/sessions` print it (§1, §7):
+ * `id  YYYY-MM-DD HH:MM  title`, the time being the last write in local time, `⑂ ` before the
+ * title of a branch and `  ✓ current` after the one `currentId` names.
+ */
+export function sessionLine(s: SessionSummary, currentId?: string): string {
+  const title = s.title || "(no prompt yet)";
+  return `${s.id}  ${localMinute(s.updated)}  ${s.fork_of ? "⑂ " : ""}${title}${s.id === currentId ? "  ✓ current" : ""}`;
 }
 
 /** Persists sessions. `cwd` scopes listing and `-c` to one project directory. */

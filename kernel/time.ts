@@ -19,3 +19,9 @@ export function isoTime(date: Date = new Date()): string {
   if (!(year >= 0 && year <= 9999)) return date.toISOString();
   return `${pad(year, 4)}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())}T${pad(date.getUTCHours())}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())}.${pad(date.getUTCMilliseconds(), 3)}Z`;
 }
+
+/** `YYYY-MM-DD HH:MM` in local time, as `larik --sessions` prints it (§1). `ms` since epoch. */
+export function localMinute(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}

@@ -112,6 +112,17 @@ describe("larik -p end to end", () => {
     expect(JSON.stringify(firstUser)).toContain("the test in test/sum.test.js fails; fix it");
     expect(JSON.stringify(resumed.at(-1))).toContain("what did you change?");
     expect(server.requests.at(-1)!.body.model).toBe("some-model");
+
+    // a branch, then the list: newest first, the branch marked as /sessions marks it
+    server.push({ text: "Branched." });
+    const r3 = await runCli(["-c", "--fork", "-p", "try another way"], { cwd: repo, env });
+    expect(r3.code).toBe(0);
+    const list = await runCli(["--sessions"], { cwd: repo, env });
+    const rows = list.stdout.trim().split("\n");
+    const row = (mark: string) => new RegExp(`^\\d{8}-\\d{6}-[0-9a-f]{6}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d  ${mark}the test in test/sum\\.test\\.js fails; fix it$`);
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(row("⑂ "));
+    expect(rows[1]).toMatch(row(""));
   });
 
   it("does the same task through the anthropic provider with text output", async () => {
@@ -456,6 +467,17 @@ describe("larik -p end to end", () => {
       child.stdout.on("data", (d) => (stdout += d));
       const code = await new Promise<number | null>((done) => child.on("close", done));
       expect([code, stdout]).toEqual([2, ""]);
+    });
+
+    it("an option of -p without -p, and -c with --resume", async () => {
+      const r = await runCli(["--output", "json", "hi"], { cwd: repo, env });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toContain("larik: --output works only with -p: add -p, or drop --output");
+      const r2 = await runCli(["-p", "-c", "--resume", "2026", "hi"], { cwd: repo, env });
+      expect(r2.code).toBe(2);
+      oneLine(r2.stderr);
+      expect(r2.stderr).toContain("larik: -c and --resume both pick the session: use -c for the newest, or --resume <id> for that one");
     });
 
     it("--sessions with a prompt word", async () => {

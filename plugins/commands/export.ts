@@ -6,9 +6,9 @@
  */
 import { writeFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
-import { isPrompt, type Block, type Command, type SessionEntry, type ToolResultBlock } from "../../kernel/index.js";
+import { isPrompt, localMinute, type Block, type Command, type SessionEntry, type ToolResultBlock } from "../../kernel/index.js";
 import { COMMAND_META } from "./meta.js";
-import { kTokens, localMinute, oneLine, promptText } from "./format.js";
+import { kTokens, oneLine, promptText } from "./format.js";
 
 /** Longest tool result kept in an export, in characters; the rest is counted, not copied. */
 export const RESULT_CAP_CHARS = 2000;

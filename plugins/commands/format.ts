@@ -33,13 +33,6 @@ export function contextMeter(used: number, window: number): string {
   return `ctx ${pct}% · ${kTokens(used)}/${kTokens(window)}`;
 }
 
-/** `YYYY-MM-DD HH:MM` in local time, as `larik --sessions` prints it (§1). `ms` since epoch. */
-export function localMinute(ms: number): string {
-  const d = new Date(ms);
-  const pad = (n: number) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
-
 const NOTE_RE = /^\s*<system-note>[\s\S]*?<\/system-note>\s*$/;
 const HOOK_CONTEXT_RE = /^<hook-context /;
 

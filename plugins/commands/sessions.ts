@@ -3,15 +3,9 @@
  * agent, hands it to the front end (`ui.switchAgent`) and closes the old one; without a front
  * end that can switch (headless), the command says how to get there from the command line.
  */
-import type { Agent, Command, CommandContext, SessionHandle, SessionSummary } from "../../kernel/index.js";
+import { sessionLine, type Agent, type Command, type CommandContext, type SessionHandle, type SessionSummary } from "../../kernel/index.js";
 import { COMMAND_META } from "./meta.js";
-import { localMinute, requireStore, switchTo, words } from "./format.js";
-
-/** `id  YYYY-MM-DD HH:MM  title` with `⑂` for branches and `✓ current` for `currentId` (§1, §7). */
-export function sessionLine(s: SessionSummary, currentId: string): string {
-  const title = s.title || "(no prompt yet)";
-  return `${s.id}  ${localMinute(s.updated)}  ${s.fork_of ? "⑂ " : ""}${title}${s.id === currentId ? "  ✓ current" : ""}`;
-}
+import { requireStore, switchTo, words } from "./format.js";
 
 async function printSessions(ctx: CommandContext, command: string): Promise<SessionSummary[]> {
   const list = await requireStore(ctx, command).list(ctx.host.cwd);
