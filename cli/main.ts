@@ -198,7 +198,8 @@ async function configCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string
   const d = approved.dirs.length;
   // said here, so that a notice about a file the config never loaded is no surprise later
   const dirs = d ? `; a module file added, removed or relinked in ${d === 1 ? "its folder" : `its ${d} folders`} needs approving again` : "";
-  return printAll(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}${dirs}\n`);
+  // run from a TUI's `!` prompt, the approval would seem not to work until the next start
+  return printAll(`approved ${approved.path} (sha256 ${approved.hash.slice(0, 16)})${files}${dirs}\nit runs from the next start of larik (a session already open keeps what it loaded)\n`);
 }
 
 export { VERSION };
