@@ -208,7 +208,12 @@ export class Agent {
       let id = opts.resume;
       if (!id) {
         const list = await store.list(host.cwd);
-        if (!list.length) throw new ConfigError(`no session to continue in ${host.cwd}: start one without -c`);
+        if (!list.length) {
+          // sessions belong to the folder they ran in; one run from a subfolder finds none
+          const atRoot = host.projectRoot !== host.cwd && (await store.list(host.projectRoot)).length > 0;
+          const there = atRoot ? ` (the project root ${host.projectRoot} has sessions: run larik -c there)` : "";
+          throw new ConfigError(`no session to continue in ${host.cwd}: start one without -c${there}`);
+        }
         id = list[0]!.id;
       }
       try {

@@ -4,13 +4,14 @@
  * alone, `/sessions` marks the current session and branches, and `/export` writes Markdown
  * without overwriting.
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { z } from "zod";
-import { definePlugin, defineTool, replay, type Agent, type Message } from "../kernel/index.js";
+import { definePlugin, defineTool, Host, replay, type Agent, type Message } from "../kernel/index.js";
 import sessionsJsonl from "../plugins/sessions-jsonl/index.js";
 import { drain, recordingUi, runCommand, testBed, type TestBed } from "../plugins/commands/test-helpers.js";
 import { call, text } from "./fakes/scripted-provider.js";
@@ -34,6 +35,23 @@ async function threeTurns(t: TestBed, agent: Agent): Promise<void> {
 }
 
 describe("resume", () => {
+  it("-c in a subfolder with no sessions of its own points at the project root's", async () => {
+    const t = await bed();
+    const agent = await t.host.openAgent({ model: "scripted/m1" });
+    t.provider.push({ blocks: [text("hi")] });
+    await drain(agent.run("hello"));
+    await agent.close();
+    execFileSync("git", ["init", "-q", t.cwd]);
+    mkdirSync(join(t.cwd, "sub"));
+    const sub = await Host.create({ plugins: [sessionsJsonl], cwd: join(t.cwd, "sub"), env: t.env, settings: {} });
+    await expect(sub.openAgent({ continue: true })).rejects.toThrow(
+      `no session to continue in ${sub.cwd}: start one without -c (the project root ${t.cwd} has sessions: run larik -c there)`,
+    );
+    // a root without sessions adds nothing
+    const other = await Host.create({ plugins: [sessionsJsonl], cwd: join(t.cwd, "sub"), env: { ...t.env, XDG_DATA_HOME: join(t.env.HOME!, "empty") }, settings: {} });
+    await expect(other.openAgent({ continue: true })).rejects.toThrow(/^no session to continue in .*: start one without -c$/);
+  });
+
   it("reproduces exactly the messages, system prompt and tools that were sent", async () => {
     const t = await bed();
     const agent = await t.host.openAgent({ model: "scripted/m1" });
