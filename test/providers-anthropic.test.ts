@@ -208,6 +208,36 @@ describe("request body", () => {
     expect(body.messages[1].content[0]).toEqual({ type: "tool_use", id: "t1", name: "read", input: { path: "a" } });
   });
 
+  it("leaves out white-space-only text, which the API rejects with a 400 on every later request", async () => {
+    const messages: Message[] = [
+      { role: "user", blocks: [{ type: "text", text: "list it" }, { type: "text", text: " \n" }] },
+      // a model may open a tool call with "\n\n": stored as a text block, it must not be replayed
+      { role: "assistant", model: "claude-sonnet-4-20250514", blocks: [{ type: "text", text: "\n\n" }, { type: "tool_use", id: "toolu_1", name: "ls", input: {} }] },
+      {
+        role: "user",
+        blocks: [
+          { type: "tool_result", id: "toolu_1", content: "\n" },
+          { type: "tool_result", id: "toolu_2", content: " ", images: [{ media_type: "image/png", data: "iVBOR" }] },
+        ],
+      },
+    ];
+    const body = await send(request({ messages }));
+    const texts: string[] = [];
+    const walk = (v: unknown) => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === "object") {
+        const o = v as Record<string, unknown>;
+        if (o.type === "text") texts.push(String(o.text));
+        Object.values(o).forEach(walk);
+      }
+    };
+    walk(body.messages);
+    expect(texts).toEqual(["list it"]);
+    expect(body.messages[1].content).toEqual([{ type: "tool_use", id: "toolu_1", name: "ls", input: {} }]);
+    expect(body.messages[2].content[0]).toEqual({ type: "tool_result", tool_use_id: "toolu_1" });
+    expect(body.messages[2].content[1].content).toEqual([{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } }]);
+  });
+
   it("sends user images as base64 image blocks", async () => {
     const body = await send(request({ messages: [{ role: "user", blocks: [{ type: "image", media_type: "image/jpeg", data: "/9j/" }, { type: "text", text: "what is it?" }] }] }));
     expect(body.messages[0].content[0]).toEqual({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/" } });

@@ -33,6 +33,10 @@ const EPHEMERAL = { type: "ephemeral" } as const;
  * - `system` becomes one text block carrying a cache breakpoint.
  * - Tool results stay inside user messages, first in the content (the API requires it), with
  *   `is_error` and images as content blocks.
+ * - Text blocks that are empty or only white space are left out: the API answers them with
+ *   HTTP 400 "text content blocks must contain non-whitespace text", on every later request of
+ *   the session, since the block stays in the transcript (a model may answer "\n\n" before a
+ *   tool call).
  * - Thinking (signature kept verbatim), redacted thinking and opaque server-tool blocks are
  *   replayed only when the block's `provider` is this provider and the message's `model` is the
  *   requested model (invariant 11); otherwise they are dropped.
@@ -68,6 +72,9 @@ export function buildBody(req: ModelRequest, ctx: BuildContext): Record<string, 
   return body;
 }
 
+/** True when `text` has something besides white space (what the API accepts in a text block). */
+const hasText = (text: string | undefined): text is string => !!text && text.trim() !== "";
+
 function imageBlock(media_type: string, data: string): ApiBlock {
   return { type: "image", source: { type: "base64", media_type, data } };
 }
@@ -80,16 +87,16 @@ function userContent(blocks: Block[]): ApiBlock[] {
       const out: ApiBlock = { type: "tool_result", tool_use_id: b.id };
       if (b.images?.length) {
         const parts: ApiBlock[] = [];
-        if (b.content) parts.push({ type: "text", text: b.content });
+        if (hasText(b.content)) parts.push({ type: "text", text: b.content });
         for (const img of b.images) parts.push(imageBlock(img.media_type, img.data));
         out.content = parts;
-      } else if (b.content) {
+      } else if (hasText(b.content)) {
         out.content = b.content;
       }
       if (b.is_error) out.is_error = true;
       results.push(out);
     } else if (b.type === "text") {
-      if (b.text) rest.push({ type: "text", text: b.text });
+      if (hasText(b.text)) rest.push({ type: "text", text: b.text });
     } else if (b.type === "image") {
       rest.push(imageBlock(b.media_type, b.data));
     }
@@ -103,7 +110,7 @@ function assistantContent(m: Message, model: string, provider: string): ApiBlock
   for (const b of m.blocks) {
     switch (b.type) {
       case "text":
-        if (b.text) out.push({ type: "text", text: b.text });
+        if (hasText(b.text)) out.push({ type: "text", text: b.text });
         break;
       case "thinking":
         if (b.display_only || !sameModel || b.provider !== provider || !b.signature) break;
