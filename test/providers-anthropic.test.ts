@@ -238,6 +238,28 @@ describe("request body", () => {
     expect(body.messages[2].content[1].content).toEqual([{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } }]);
   });
 
+  it("maps tool-call ids the API's pattern rejects, the same way for the call and its result", async () => {
+    // Kimi (through a Chat Completions server) names its calls "functions.<tool>:<n>"; the
+    // conversation then moves to Claude
+    const messages = (ids: string[]): Message[] => [
+      { role: "user", blocks: [{ type: "text", text: "go" }] },
+      { role: "assistant", model: "kimi-k2", blocks: ids.map((id) => ({ type: "tool_use" as const, id, name: "bash", input: {} })) },
+      { role: "user", blocks: ids.map((id) => ({ type: "tool_result" as const, id, content: "ok" })) },
+    ];
+    const ids = ["functions.bash:0", "functions_bash_0", "toolu_01A-b", "call_larik_m1x2_0"];
+    const body = await send(request({ messages: messages(ids) }));
+    const uses = body.messages[1].content.map((b: any) => b.id);
+    const results = body.messages[2].content.map((b: any) => b.tool_use_id);
+    for (const id of uses) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/);
+    expect(results).toEqual(uses);
+    // valid ids are sent as they are; mapped ones stay apart from a valid id they resemble
+    expect(uses.slice(1)).toEqual(ids.slice(1));
+    expect(uses[0]).toMatch(/^functions_bash_0_[0-9a-f]{8}$/);
+    // the next request maps it the same way (the prompt prefix stays cached)
+    const again = await send(request({ messages: messages(ids) }));
+    expect(again.messages[1].content[0].id).toBe(uses[0]);
+  });
+
   it("sends user images as base64 image blocks", async () => {
     const body = await send(request({ messages: [{ role: "user", blocks: [{ type: "image", media_type: "image/jpeg", data: "/9j/" }, { type: "text", text: "what is it?" }] }] }));
     expect(body.messages[0].content[0]).toEqual({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/" } });

@@ -2,6 +2,7 @@
  * Neutral {@link ModelRequest} → Anthropic Messages API request body
  * (WIRE-FORMATS §1.2–§1.4; platform.claude.com/docs/en/api/messages).
  */
+import { createHash } from "node:crypto";
 import type { Block, Effort, Message, ModelRequest } from "../../kernel/index.js";
 import { thinkingStyle } from "./catalog.js";
 
@@ -37,6 +38,9 @@ const EPHEMERAL = { type: "ephemeral" } as const;
  *   HTTP 400 "text content blocks must contain non-whitespace text", on every later request of
  *   the session, since the block stays in the transcript (a model may answer "\n\n" before a
  *   tool call).
+ * - Tool-call ids are kept, except ids the API's pattern `^[a-zA-Z0-9_-]+$` rejects (ids made
+ *   by other providers, e.g. Kimi's `functions.bash:0`, after a model switch): see
+ *   {@link anthropicToolId}.
  * - Thinking (signature kept verbatim), redacted thinking and opaque server-tool blocks are
  *   replayed only when the block's `provider` is this provider and the message's `model` is the
  *   requested model (invariant 11); otherwise they are dropped.
@@ -72,6 +76,22 @@ export function buildBody(req: ModelRequest, ctx: BuildContext): Record<string, 
   return body;
 }
 
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
+/**
+ * The id a tool call and its result carry in a Messages API request: `id` itself when it matches
+ * the API's pattern `^[a-zA-Z0-9_-]+$` (every Anthropic, OpenAI and Larik-minted id does), else
+ * its disallowed characters replaced by `_` plus 8 hex digits of its sha256, so two ids that
+ * differ only in those characters stay apart. A function of the id alone: a call and its result
+ * still pair up, and every request repeats the conversation byte for byte (the prompt cache keeps
+ * working). Without it the API answers HTTP 400 `tool_use.id: String should match pattern` on
+ * every request once such an id is in the conversation.
+ */
+export function anthropicToolId(id: string): string {
+  if (TOOL_ID.test(id)) return id;
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
+}
+
 /** True when `text` has something besides white space (what the API accepts in a text block). */
 const hasText = (text: string | undefined): text is string => !!text && text.trim() !== "";
 
@@ -84,7 +104,7 @@ function userContent(blocks: Block[]): ApiBlock[] {
   const rest: ApiBlock[] = [];
   for (const b of blocks) {
     if (b.type === "tool_result") {
-      const out: ApiBlock = { type: "tool_result", tool_use_id: b.id };
+      const out: ApiBlock = { type: "tool_result", tool_use_id: anthropicToolId(b.id) };
       if (b.images?.length) {
         const parts: ApiBlock[] = [];
         if (hasText(b.content)) parts.push({ type: "text", text: b.content });
@@ -118,7 +138,7 @@ function assistantContent(m: Message, model: string, provider: string): ApiBlock
         break;
       case "tool_use": {
         const input = b.input && typeof b.input === "object" && !Array.isArray(b.input) ? b.input : {};
-        out.push({ type: "tool_use", id: b.id, name: b.name, input });
+        out.push({ type: "tool_use", id: anthropicToolId(b.id), name: b.name, input });
         break;
       }
       case "opaque":
