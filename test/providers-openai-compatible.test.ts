@@ -326,6 +326,35 @@ describe("request body", () => {
     expect([groq.reasoning_effort, groq.reasoning]).toEqual([undefined, undefined]);
   });
 
+  it("deepseek gets its own reasoning back as reasoning_content (thinking mode requires it after tool calls)", async () => {
+    // a thinking-mode answer that calls a tool, decoded by the deepseek preset
+    server.enqueue({ status: 200, body: fixture("openai-chat/reasoning-content-tool-call-llamacpp.sse") });
+    const first = await collect((await provider("deepseek")).stream(request({ model: "deepseek-reasoner" })));
+    const answer = first.done!.message;
+    const reasoning = "We need to call function 'weather' with location \"Florence, Italy\".";
+    const call = answer.blocks.find((b) => b.type === "tool_use") as Extract<Block, { type: "tool_use" }>;
+    const foreign: Message = { role: "assistant", model: "claude-sonnet-5", blocks: [{ type: "thinking", text: "other model", signature: "s", provider: "anthropic" }, { type: "text", text: "Hi." }] };
+    const messages: Message[] = [
+      { role: "user", blocks: [{ type: "text", text: "weather?" }] },
+      foreign,
+      { role: "user", blocks: [{ type: "text", text: "in Florence" }] },
+      answer,
+      { role: "user", blocks: [{ type: "tool_result", id: call.id, content: "sunny" }] },
+    ];
+    const body = await send(request({ model: "deepseek-reasoner", messages }), "deepseek");
+    const assistants = body.messages.filter((m: any) => m.role === "assistant");
+    expect(assistants[1]).toEqual({
+      role: "assistant",
+      content: null,
+      reasoning_content: reasoning,
+      tool_calls: [{ id: call.id, type: "function", function: { name: "weather", arguments: '{"location":"Florence, Italy"}' } }],
+    });
+    // another model's thinking is never sent, and other presets send none
+    expect(assistants[0]).toEqual({ role: "assistant", content: "Hi." });
+    const groq = await send(request({ model: "deepseek-reasoner", messages }), "groq");
+    expect(groq.messages.some((m: any) => "reasoning_content" in m)).toBe(false);
+  });
+
   it("mistral gets no stream_options", async () => {
     expect((await send(request(), "mistral")).stream_options).toBeUndefined();
   });

@@ -29,8 +29,12 @@ export interface ChatPreset {
    */
   maxTokensField: "auto" | "max_tokens" | "max_completion_tokens";
   /**
-   * Echo this model's own earlier reasoning as `reasoning_content` on assistant messages.
-   * Off everywhere: servers differ (DeepSeek rejected it in input), so it is opt-in per preset.
+   * Echo this model's own earlier reasoning as `reasoning_content` on assistant messages. Servers
+   * differ, so it is opt-in per preset: DeepSeek's thinking mode requires it on every assistant
+   * message that made tool calls (HTTP 400 "The `reasoning_content` in the thinking mode must be
+   * passed back to the API" otherwise; api-docs.deepseek.com/guides/thinking_mode#tool-calls) and
+   * ignores it elsewhere; the first deepseek-reasoner rejected it, which is why it is not on
+   * everywhere.
    */
   replayReasoning: boolean;
   /**
@@ -59,7 +63,7 @@ export const CHAT_PRESETS: ChatPreset[] = [
   },
   { ...base, name: "openrouter", description: "OpenRouter", keyEnv: ["OPENROUTER_API_KEY"], baseUrl: "https://openrouter.ai/api/v1", effort: "openrouter" },
   { ...base, name: "groq", description: "Groq", keyEnv: ["GROQ_API_KEY"], baseUrl: "https://api.groq.com/openai/v1" },
-  { ...base, name: "deepseek", description: "DeepSeek", keyEnv: ["DEEPSEEK_API_KEY"], baseUrl: "https://api.deepseek.com" },
+  { ...base, name: "deepseek", description: "DeepSeek", keyEnv: ["DEEPSEEK_API_KEY"], baseUrl: "https://api.deepseek.com", replayReasoning: true },
   { ...base, name: "xai", description: "xAI (Grok)", keyEnv: ["XAI_API_KEY"], baseUrl: "https://api.x.ai/v1" },
   { ...base, name: "mistral", description: "Mistral", keyEnv: ["MISTRAL_API_KEY"], baseUrl: "https://api.mistral.ai/v1", streamOptions: false, toolCallIds: "alnum9" },
   { ...base, name: "together", description: "Together AI", keyEnv: ["TOGETHER_API_KEY"], baseUrl: "https://api.together.xyz/v1" },
