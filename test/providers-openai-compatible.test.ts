@@ -134,6 +134,34 @@ describe("stream details", () => {
     expect(stops).toEqual(["max_tokens", "refusal", "tool_use"]);
   });
 
+  it("tool calls without index (Gemini's compatible endpoint) are told apart by id", async () => {
+    const call = (fields: object) => chunk({ tool_calls: [fields] });
+    const body = sseBody([
+      { data: chunk({ role: "assistant", content: "Reading both." }) },
+      // a whole call per fragment, as Gemini sends them, then one whose arguments come in pieces
+      { data: call({ id: "function-call-1", type: "function", function: { name: "read", arguments: '{"path":"a.txt"}' } }) },
+      { data: call({ id: "function-call-2", type: "function", function: { name: "read", arguments: '{"path":' } }) },
+      { data: call({ function: { arguments: '"b.txt"}' } }) },
+      // two calls side by side in one chunk, neither with an id
+      { data: chunk({ tool_calls: [{ function: { name: "ls", arguments: "{}" } }, { function: { name: "pwd", arguments: "{}" } }] }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    const calls = out.done!.message.blocks.filter((b): b is Extract<Block, { type: "tool_use" }> => b.type === "tool_use");
+    expect(calls.map((c) => [c.name, c.input, c.raw_input])).toEqual([
+      ["read", { path: "a.txt" }, undefined],
+      ["read", { path: "b.txt" }, undefined],
+      ["ls", {}, undefined],
+      ["pwd", {}, undefined],
+    ]);
+    expect(calls.slice(0, 2).map((c) => c.id)).toEqual(["function-call-1", "function-call-2"]);
+    expect(new Set(calls.map((c) => c.id)).size).toBe(4);
+    expect(out.events.filter((e) => e.type === "tool_use_start").map((e) => (e as { id: string }).id)).toEqual(calls.map((c) => c.id));
+    expect(out.done!.stop_reason).toBe("tool_use");
+  });
+
   it("keeps raw_input when arguments were cut, and mints an id when the server gave none", async () => {
     const body = sseBody([
       { data: chunk({ tool_calls: [{ index: 0, function: { name: "write", arguments: '{"path": "a", "content": "hel' } }] }) },

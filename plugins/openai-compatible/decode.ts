@@ -76,7 +76,9 @@ export function mapChatUsage(u: Record<string, any> | undefined): Usage {
  * event), `tool_use_start` once a call's name is known, and one `done` at `data: [DONE]`.
  *
  * - Tool calls accumulate by `index` (not id or position); arguments are parsed once at the
- *   end, `raw_input` kept when they are not a JSON object.
+ *   end, `raw_input` kept when they are not a JSON object. Fragments without `index` (Gemini's
+ *   compatible endpoint sends none) go by id: a new id starts a call, a known one continues it,
+ *   and a fragment with neither continues the call before it.
  * - Usage is read from any chunk that has it, the last one winning (OpenAI's trailing
  *   `choices: []` chunk; DeepSeek/Groq on the finish chunk; `x_groq.usage`).
  * - Thinking blocks carry no signature: Chat Completions has none to replay.
@@ -97,6 +99,8 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
   readonly #text = new TextAccumulator();
   readonly #thinking = new TextAccumulator();
   readonly #calls = new Map<number, CallSlot>();
+  // the call the last fragment went to, which an index- and id-less fragment continues
+  #lastCall: number | undefined;
   #finish: string | null | undefined;
   #usage: Record<string, any> | undefined;
   readonly #salvage: ToolCallSalvage;
@@ -152,7 +156,8 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
   #toolCalls(toolCalls: unknown[], out: StreamOutput): void {
     for (let i = 0; i < toolCalls.length; i++) {
       const tc = toolCalls[i] as Record<string, any>;
-      const index = typeof tc.index === "number" ? tc.index : i;
+      const index = typeof tc.index === "number" ? tc.index : this.#slotWithoutIndex(tc, i);
+      this.#lastCall = index;
       let slot = this.#calls.get(index);
       if (!slot) {
         slot = { name: "", args: new TextAccumulator(), started: false };
@@ -169,6 +174,24 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
         out.push({ type: "tool_use_start", id: slot.id, name: slot.name });
       }
     }
+  }
+
+  /**
+   * Where a fragment without `index` goes: the call with its id; a new call for a new id, for a
+   * fragment after the first of its chunk (calls listed side by side) and for a named fragment
+   * when the last call already has a name; else the last call (a continuation of its arguments).
+   */
+  #slotWithoutIndex(tc: Record<string, any>, position: number): number {
+    const id = typeof tc.id === "string" && tc.id ? tc.id : undefined;
+    if (id !== undefined) {
+      for (const [index, slot] of this.#calls) if (slot.id === id) return index;
+    }
+    const last = this.#lastCall !== undefined ? this.#calls.get(this.#lastCall) : undefined;
+    const named = typeof tc.function?.name === "string" && tc.function.name !== "";
+    if (last && id === undefined && position === 0 && !(named && last.name)) return this.#lastCall!;
+    let next = 0;
+    for (const index of this.#calls.keys()) next = Math.max(next, index + 1);
+    return next;
   }
 
   /** `[DONE]`: the held-back text, then the assembled message. */
