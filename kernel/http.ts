@@ -80,7 +80,7 @@ export interface ErrorBody {
   message?: string;
   /** `error.type` (Anthropic/OpenAI) or `error.status` (Gemini). */
   type?: string;
-  /** `error.code` (OpenAI) or Anthropic `error.details.error_code`. */
+  /** `error.code` (OpenAI; OpenRouter's numeric status as text) or Anthropic `error.details.error_code`. */
   code?: string;
   request_id?: string;
   /** A delay hint inside the body (Gemini `RetryInfo.retryDelay`), in ms. */
@@ -108,6 +108,8 @@ export function parseErrorBody(body: unknown): ErrorBody {
     if (typeof err.type === "string") out.type = err.type;
     else if (typeof err.status === "string") out.type = err.status;
     if (typeof err.code === "string") out.code = err.code;
+    // OpenRouter's code is the HTTP status as a number, also inside a 200 stream
+    else if (typeof err.code === "number" && Number.isInteger(err.code)) out.code = String(err.code);
     const details = err.details;
     if (details && typeof details === "object" && !Array.isArray(details)) {
       const code = (details as Record<string, unknown>).error_code;
@@ -237,8 +239,9 @@ export function classifyHttpError(info: HttpErrorInfo): ProviderError {
 /**
  * Turns an error object that arrived inside a 200 stream into a {@link ProviderError}:
  * Anthropic `{type:"error", error:{type, message}}`, OpenAI `{error:{message, type, code}}`,
- * Ollama `{error:"text"}`. The status is the one the error type stands for (overloaded_error →
- * 529, rate_limit_error → 429, …; WIRE-FORMATS §1.5), 500 when unknown. Such an error is never
+ * Ollama `{error:"text"}`, OpenRouter `{error:{code:<HTTP status>, message}}`. The status is the
+ * one the error type stands for (overloaded_error → 529, rate_limit_error → 429, …;
+ * WIRE-FORMATS §1.5), else a numeric code (OpenRouter), 500 when unknown. Such an error is never
  * retried by the adapter because output may already have been shown.
  */
 export function streamError(provider: string, payload: unknown): ProviderError {

@@ -146,6 +146,10 @@ describe("classification of recorded error bodies", () => {
     expect([e.kind, e.status, e.message]).toEqual(["overloaded", 529, "Overloaded"]);
     expect(streamError("openai", { error: { message: "boom", type: "server_error", code: null } }).kind).toBe("server");
     expect(streamError("ollama", { error: "the input length exceeds the context length" }).kind).toBe("context_overflow");
+    // OpenRouter's code is the HTTP status, a number (openrouter.ai/docs/api/errors)
+    const or = streamError("openrouter", { error: { code: 429, message: "Rate limit exceeded: free-models-per-min" } });
+    expect([or.kind, or.status, or.retryable]).toEqual(["rate_limit", 429, true]);
+    expect(streamError("openrouter", { error: { code: 502, message: "Provider returned error" } }).status).toBe(502);
   });
 });
 
