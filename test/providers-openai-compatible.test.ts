@@ -184,6 +184,24 @@ describe("stream details", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("finish_reason error (OpenRouter) is an error, never a normal finish of the partial answer", async () => {
+    const failed = (last: object) => sseBody([{ data: chunk({ role: "assistant", content: "Hel" }) }, { data: JSON.stringify(last) }, { data: "[DONE]" }]);
+    server.enqueue(
+      // the error on the choice, as OpenRouter's stream choice type has it
+      { status: 200, body: failed({ choices: [{ index: 0, delta: { content: "" }, finish_reason: "error", error: { code: 502, message: "Upstream provider disconnected" } }] }) },
+      { status: 200, body: failed({ choices: [{ index: 0, delta: {}, finish_reason: "error" }] }) },
+    );
+    const a = await collect((await provider("openrouter")).stream(request()));
+    expect(a.done).toBeUndefined();
+    expect(a.events.some((e) => e.type === "text_delta")).toBe(true);
+    const errA = a.error as ProviderError;
+    expect([errA.kind, errA.status, errA.message]).toEqual(["server", 502, "Upstream provider disconnected"]);
+    const b = await collect((await provider("openrouter")).stream(request()));
+    expect(b.done).toBeUndefined();
+    expect((b.error as ProviderError).message).toMatch(/finish_reason "error"/);
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("a stream without [DONE] is truncated", async () => {
     const body = fixture("openai-chat/text.sse").replace("data: [DONE]", ": no done");
     server.enqueue({ status: 200, body });

@@ -86,8 +86,8 @@ export function mapChatUsage(u: Record<string, any> | undefined): Usage {
  *   becomes a real call (after the server's own calls), its markup hidden, with one notice.
  *
  * `events`: batches from `readSseBatches` (fastest) or single events.
- * @throws ProviderError from an in-stream `{"error": …}` chunk, `truncated` when the stream
- *   ends before `[DONE]`.
+ * @throws ProviderError from an in-stream `{"error": …}` chunk, an error on a choice or a
+ *   `finish_reason: "error"` (OpenRouter), `truncated` when the stream ends before `[DONE]`.
  */
 export function decodeChatStream(events: AsyncIterable<SseEvent | readonly SseEvent[]>, ctx: ChatDecodeContext): AsyncGenerator<StreamEvent> {
   return runStreamDecoder(events, new ChatDecoder(ctx));
@@ -139,6 +139,12 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
         out.delta("text_delta", delta.refusal, this.#text);
       }
       if (Array.isArray(delta.tool_calls)) this.#toolCalls(delta.tool_calls, out);
+      // OpenRouter ends an answer that failed upstream with finish_reason "error", the error on
+      // the chunk (handled above) or on the choice; without either it is still no normal finish
+      if (choice.error) throw streamError(this.#ctx.provider, { error: choice.error });
+      if (choice.finish_reason === "error") {
+        throw streamError(this.#ctx.provider, { error: { message: 'the server ended the answer with finish_reason "error" and gave no reason' } });
+      }
       if (typeof choice.finish_reason === "string" && choice.finish_reason) this.#finish = choice.finish_reason;
     }
     return false;
