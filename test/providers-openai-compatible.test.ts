@@ -116,6 +116,7 @@ describe("stream details", () => {
   it("reads DeepSeek's prompt_cache_hit_tokens and usage: null on the usage chunk of vLLM", async () => {
     const body = sseBody([
       { data: chunk({ content: "x" }, { usage: null }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: null }) },
       { data: JSON.stringify({ choices: null, usage: { prompt_tokens: 50, completion_tokens: 2, prompt_cache_hit_tokens: 40 } }) },
       { data: "[DONE]" },
     ]);
@@ -208,6 +209,19 @@ describe("stream details", () => {
     const out = await collect((await provider()).stream(request()));
     expect(out.done).toBeUndefined();
     expect((out.error as ProviderError).kind).toBe("truncated");
+  });
+
+  it("[DONE] without any finish_reason is truncated, the text shown kept", async () => {
+    // the recording minus its finish chunk: what a server that cut the answer upstream sends
+    const body = fixture("openai-chat/text.sse").replace(/data: \{[^\n]*"finish_reason":"stop"[^\n]*\n\n/, "");
+    expect(body).not.toContain('"finish_reason":"stop"');
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done).toBeUndefined();
+    expect(out.events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("")).toMatch(/^I'm unable to provide real-time weather updates\./);
+    const err = out.error as ProviderError;
+    expect([err.kind, err.retryable]).toEqual(["truncated", true]);
+    expect(err.message).toMatch(/without a finish_reason/);
   });
 
   it("surfaces a connection cut after output, without retrying", async () => {

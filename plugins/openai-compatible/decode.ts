@@ -5,6 +5,7 @@
 import {
   parseJsonEvent,
   parseToolInput,
+  ProviderError,
   runStreamDecoder,
   mintToolCallId,
   streamError,
@@ -87,7 +88,8 @@ export function mapChatUsage(u: Record<string, any> | undefined): Usage {
  *
  * `events`: batches from `readSseBatches` (fastest) or single events.
  * @throws ProviderError from an in-stream `{"error": …}` chunk, an error on a choice or a
- *   `finish_reason: "error"` (OpenRouter), `truncated` when the stream ends before `[DONE]`.
+ *   `finish_reason: "error"` (OpenRouter), `truncated` when the stream ends before `[DONE]` or
+ *   `[DONE]` comes without any finish_reason.
  */
 export function decodeChatStream(events: AsyncIterable<SseEvent | readonly SseEvent[]>, ctx: ChatDecodeContext): AsyncGenerator<StreamEvent> {
   return runStreamDecoder(events, new ChatDecoder(ctx));
@@ -200,12 +202,25 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
     return next;
   }
 
-  /** `[DONE]`: the held-back text, then the assembled message. */
+  /**
+   * `[DONE]`: the held-back text, then the assembled message.
+   * @throws ProviderError `truncated` when no choice ever had a finish_reason.
+   */
   #done(out: StreamOutput): void {
     const ctx = this.#ctx;
     const held = this.#salvage.end();
     if (held) {
       out.delta("text_delta", held, this.#text);
+    }
+    // Every server sets finish_reason on the last choice chunk; a [DONE] without one closed an
+    // answer that was cut upstream (LM Studio ends so when the prompt overflows its window)
+    if (this.#finish === undefined) {
+      throw new ProviderError({
+        provider: ctx.provider,
+        kind: "truncated",
+        message: "the response stream ended (data: [DONE]) without a finish_reason: the answer is incomplete (a local server may end so when the prompt does not fit its context window)",
+        retryable: true,
+      });
     }
     const blocks: Block[] = [];
     const thinking = this.#thinking.toString();
