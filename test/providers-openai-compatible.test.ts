@@ -135,6 +135,27 @@ describe("stream details", () => {
     expect(stops).toEqual(["max_tokens", "refusal", "tool_use"]);
   });
 
+  it("reads Mistral's typed content chunks: thinking as thinking, text as the answer", async () => {
+    const think = (text: string) => chunk({ content: [{ type: "thinking", thinking: [{ type: "text", text }] }] });
+    const body = sseBody([
+      { data: chunk({ role: "assistant", content: "" }) },
+      { data: think("The user wants ") },
+      { data: think("a count.") },
+      { data: chunk({ content: [{ type: "text", text: "1, 2" }] }) },
+      { data: chunk({ content: ", 3" }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: { content: "" }, finish_reason: "stop" }], usage: { prompt_tokens: 9, completion_tokens: 30 } }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider("mistral")).stream(request({ model: "magistral-medium-latest" })));
+    expect(out.done!.message.blocks).toEqual([
+      { type: "thinking", text: "The user wants a count.", provider: "mistral" },
+      { type: "text", text: "1, 2, 3" },
+    ]);
+    expect(out.events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("")).toBe("1, 2, 3");
+    expect(out.done!.usage).toEqual({ input: 9, output: 30, cache_read: 0, cache_write: 0 });
+  });
+
   it("tool calls without index (Gemini's compatible endpoint) are told apart by id", async () => {
     const call = (fields: object) => chunk({ tool_calls: [fields] });
     const body = sseBody([

@@ -73,8 +73,9 @@ export function mapChatUsage(u: Record<string, any> | undefined): Usage {
 
 /**
  * Decodes one response. Text and reasoning deltas are yielded as they come (`reasoning_content`
- * or `reasoning`, whichever the server uses; the deltas of one network read merged into one
- * event), `tool_use_start` once a call's name is known, and one `done` at `data: [DONE]`.
+ * or `reasoning`, whichever the server uses, or Mistral's typed content chunks; the deltas of one
+ * network read merged into one event), `tool_use_start` once a call's name is known, and one
+ * `done` at `data: [DONE]`.
  *
  * - Tool calls accumulate by `index` (not id or position); arguments are parsed once at the
  *   end, `raw_input` kept when they are not a JSON object. Fragments without `index` (Gemini's
@@ -136,7 +137,9 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
       if (typeof r === "string" && r) {
         out.delta("thinking_delta", r, this.#thinking);
       }
-      if (typeof delta.content === "string" && delta.content) this.#content(delta.content, out);
+      if (typeof delta.content === "string") {
+        if (delta.content) this.#content(delta.content, out);
+      } else if (Array.isArray(delta.content)) this.#contentParts(delta.content, out);
       if (typeof delta.refusal === "string" && delta.refusal) {
         out.delta("text_delta", delta.refusal, this.#text);
       }
@@ -159,6 +162,27 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
   /** Answer text, through the salvage of `<tool_call>` markup. */
   #content(content: string, out: StreamOutput): void {
     this.#salvaged.push(...this.#salvage.feed(content, out, this.#text, this.#ctx.provider));
+  }
+
+  /**
+   * Content as a list of typed chunks, as Mistral's reasoning models (Magistral) stream it:
+   * `{type:"text", text}` is answer text, `{type:"thinking", thinking:[{type:"text", text}]}`
+   * reasoning (docs.mistral.ai, "Reasoning"). Other chunk types (references) are skipped.
+   */
+  #contentParts(parts: unknown[], out: StreamOutput): void {
+    for (const part of parts) {
+      if (!part || typeof part !== "object") continue;
+      const p = part as Record<string, any>;
+      if (p.type === "text" && typeof p.text === "string") {
+        if (p.text) this.#content(p.text, out);
+      } else if (p.type === "thinking") {
+        const pieces: unknown[] = Array.isArray(p.thinking) ? p.thinking : [p.thinking];
+        for (const t of pieces) {
+          const text = typeof t === "string" ? t : t && typeof t === "object" && typeof (t as any).text === "string" ? (t as any).text : "";
+          if (text) out.delta("thinking_delta", text, this.#thinking);
+        }
+      }
+    }
   }
 
   #toolCalls(toolCalls: unknown[], out: StreamOutput): void {
