@@ -125,6 +125,21 @@ describe("stream details", () => {
     expect(out.done!.usage).toEqual({ input: 10, output: 2, cache_read: 40, cache_write: 0 });
   });
 
+  it("counts reasoning in output when completion_tokens leaves it out (xAI), and only then", async () => {
+    const usage = (u: object) =>
+      sseBody([{ data: chunk({ content: "Hi" }) }, { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) }, { data: JSON.stringify({ choices: [], usage: u }) }, { data: "[DONE]" }]);
+    server.enqueue(
+      // xAI grok-3-mini (WIRE-FORMATS §0.5): 288 + 27 + 313 = 628
+      { status: 200, body: usage({ prompt_tokens: 288, completion_tokens: 27, total_tokens: 628, completion_tokens_details: { reasoning_tokens: 313 } }) },
+      // OpenAI: completion_tokens already includes the reasoning
+      { status: 200, body: usage({ prompt_tokens: 288, completion_tokens: 340, total_tokens: 628, completion_tokens_details: { reasoning_tokens: 313 } }) },
+    );
+    const xai = await collect((await provider("xai")).stream(request()));
+    expect(xai.done!.usage).toEqual({ input: 288, output: 340, cache_read: 0, cache_write: 0 });
+    const openai = await collect((await provider()).stream(request()));
+    expect(openai.done!.usage).toEqual({ input: 288, output: 340, cache_read: 0, cache_write: 0 });
+  });
+
   it("maps finish reasons: length → max_tokens, content_filter → refusal, stop with calls → tool_use", async () => {
     const finish = (reason: string, delta: object = { content: "a" }) =>
       sseBody([{ data: chunk(delta) }, { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: reason }] }) }, { data: "[DONE]" }]);

@@ -55,16 +55,23 @@ export function mapFinishReason(reason: string | null | undefined, hasToolCalls:
 /**
  * Chat usage → neutral {@link Usage}. `prompt_tokens` includes cached tokens, so
  * `prompt_tokens_details.cached_tokens` (DeepSeek: `prompt_cache_hit_tokens`) is moved into
- * `cache_read` and subtracted from `input`.
+ * `cache_read` and subtracted from `input`. `output` includes reasoning: OpenAI's
+ * `completion_tokens` does; xAI's does not (its `total_tokens` is prompt + completion +
+ * `completion_tokens_details.reasoning_tokens`, WIRE-FORMATS §0.5), and then the reasoning
+ * tokens are added.
  */
 export function mapChatUsage(u: Record<string, any> | undefined): Usage {
   if (!u) return { input: 0, output: 0, cache_read: 0, cache_write: 0 };
   const prompt = typeof u.prompt_tokens === "number" ? u.prompt_tokens : 0;
   const cachedRaw = u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens;
   const cached = typeof cachedRaw === "number" ? Math.min(cachedRaw, prompt) : 0;
+  let output = typeof u.completion_tokens === "number" ? u.completion_tokens : 0;
+  const reasoning = u.completion_tokens_details?.reasoning_tokens;
+  // the two conventions only agree when there was no reasoning, so the total tells them apart
+  if (typeof reasoning === "number" && reasoning > 0 && u.total_tokens === prompt + output + reasoning) output += reasoning;
   return {
     input: prompt - cached,
-    output: typeof u.completion_tokens === "number" ? u.completion_tokens : 0,
+    output,
     cache_read: cached,
     cache_write: 0,
   };
