@@ -565,12 +565,15 @@ export interface SseEvent {
  * end at CRLF, LF or CR, even when split across chunks; `:` comments are skipped; multi-line
  * `data:` is joined with `\n`; UTF-8 is decoded with a streaming decoder so a character split
  * between chunks survives. An event not closed by a blank line at EOF is dropped, as the spec
- * says; adapters detect truncation by their own terminator.
+ * says; adapters detect truncation by their own terminator. A body with no event at all that is
+ * not an event stream (a JSON error with status 200, a gateway's page) is reported as what it is.
  *
  * Batches exist for speed: a fast stream brings hundreds of events per read, and one async step
  * per read instead of one per event is most of what an adapter costs (bench/providers.mjs).
  * Feed them to {@link runStreamDecoder}.
- * @throws as {@link readChunks}.
+ * @throws as {@link readChunks}; at the end of a body without events, the error a JSON error body
+ *   stands for ({@link streamError}), or ProviderError `server` quoting a body that is no event
+ *   stream.
  */
 export async function* readSseBatches(res: Response, opts: StreamReadOptions): AsyncGenerator<SseEvent[]> {
   const { createParser } = await import("eventsource-parser");
@@ -580,20 +583,61 @@ export async function* readSseBatches(res: Response, opts: StreamReadOptions): A
   const decoder = new TextDecoder("utf-8");
   const streaming = { stream: true };
   let continues = false;
+  // the body's start while no event has come, to explain a body that is no event stream at all
+  let head: string | undefined = "";
+  const feed = (text: string) => {
+    if (head !== undefined && head.length < HEAD_CHARS) head += text;
+    parser.feed(text);
+  };
   for await (const chunk of readChunks(res, opts)) {
     // a short read (the usual one from a network) is decoded whole
-    if (chunk.length <= PIECE_BYTES) parser.feed(decoder.decode(chunk, streaming));
-    else for (const piece of linePieces(chunk, continues)) parser.feed(decoder.decode(piece, streaming));
+    if (chunk.length <= PIECE_BYTES) feed(decoder.decode(chunk, streaming));
+    else for (const piece of linePieces(chunk, continues)) feed(decoder.decode(piece, streaming));
     if (chunk.length) continues = chunk[chunk.length - 1] !== LF;
     if (batch.length) {
+      head = undefined;
       const done = batch;
       batch = [];
       yield done;
     }
   }
   const rest = decoder.decode();
-  if (rest) parser.feed(rest);
-  if (batch.length) yield batch;
+  if (rest) feed(rest);
+  if (batch.length) {
+    yield batch;
+    return;
+  }
+  const notStream = head === undefined ? undefined : notAnEventStream(opts.provider, head);
+  if (notStream) throw notStream;
+}
+
+/** How much of a body without events {@link readSseBatches} keeps to explain it (characters). */
+const HEAD_CHARS = 65_536;
+
+/**
+ * The error for a 2xx body that held no event: a JSON error object (OpenRouter documents errors
+ * "emitted in the response body" with status 200) as that error, other JSON or text (a gateway's
+ * page, a server that ignored `stream: true`) as a `server` error quoting its start. Undefined
+ * for an empty body or one that is an event stream without events (keep-alive comments only):
+ * the adapter reports the missing terminator.
+ */
+function notAnEventStream(provider: string, text: string): ProviderError | undefined {
+  const body = text.trim();
+  if (!body) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    parsed = undefined;
+  }
+  const first = Array.isArray(parsed) ? parsed[0] : parsed;
+  if (first && typeof first === "object" && "error" in first) return streamError(provider, parsed);
+  if (parsed === undefined && /^(:|(data|event|id|retry)(:|$))/.test(body.split(/\r\n|\r|\n/, 1)[0]!)) return undefined;
+  return new ProviderError({
+    provider,
+    kind: "server",
+    message: `the server answered with ${parsed === undefined ? "text" : "JSON"} instead of an event stream: ${oneLine(body, 200)}`,
+  });
 }
 
 /** Longest piece {@link linePieces} cuts, in bytes. */

@@ -354,6 +354,35 @@ describe("readSse", () => {
     expect(seen).toEqual(["1", "2"]);
   });
 
+  it("reports a 200 body that is no event stream as what it is, not as a cut stream", async () => {
+    const read = async (body: string, contentType = "application/json") => {
+      server.enqueue({ status: 200, headers: { "content-type": contentType }, body, chunking: { seed: 4, max: 5 } });
+      const res = await postJson({ provider: "openrouter", url: `${server.url}/sse`, body: {} });
+      const seen: SseEvent[] = [];
+      try {
+        for await (const e of readSse(res, { provider: "openrouter" })) seen.push(e);
+      } catch (err) {
+        return { seen, err: err as ProviderError };
+      }
+      return { seen, err: undefined };
+    };
+    // OpenRouter: errors "emitted in the response body" with status 200 (openrouter.ai/docs/api/errors)
+    const json = await read('{"error":{"message":"Provider returned error","code":502,"metadata":{"provider_name":"Chutes"}}}');
+    expect([json.err?.kind, json.err?.status, json.err?.message]).toEqual(["server", 502, "Provider returned error"]);
+    const rate = await read('{"error":{"message":"Rate limit exceeded","code":429}}');
+    expect([rate.err?.kind, rate.err?.status]).toEqual(["rate_limit", 429]);
+    const page = await read("<html><body>Please sign in to the proxy</body></html>\n", "text/html");
+    expect(page.err?.message).toBe("the server answered with text instead of an event stream: <html><body>Please sign in to the proxy</body></html>");
+    const whole = await read('{"id":"chatcmpl-1","object":"chat.completion","choices":[]}');
+    expect(whole.err?.message).toMatch(/^the server answered with JSON instead of an event stream: \{"id":"chatcmpl-1"/);
+    // an event stream that brought nothing but keep-alives, or nothing at all, is left to the
+    // adapter, which reports its missing terminator
+    expect(await read(": OPENROUTER PROCESSING\n\n: OPENROUTER PROCESSING\n\n", "text/event-stream")).toEqual({ seen: [], err: undefined });
+    expect(await read("", "text/event-stream")).toEqual({ seen: [], err: undefined });
+    // a stream that had events is never second-guessed
+    expect((await read('data: {"error_free":true}\n\n', "text/event-stream")).seen).toHaveLength(1);
+  });
+
   it("reports a connection cut mid-body as a network error", async () => {
     server.enqueue({ status: 200, body: "data: 1\n\ndata: 2\n\n", cutAfter: 12 });
     const res = await postJson({ provider: "p", url: `${server.url}/sse`, body: {} });

@@ -221,6 +221,13 @@ describe("stream details", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("an error in a 200 JSON body (OpenRouter) is reported with its message, not as a cut stream", async () => {
+    server.enqueue({ status: 200, headers: { "content-type": "application/json" }, body: '{"error":{"message":"No endpoints found that support tool use.","code":404}}' });
+    const out = await collect((await provider("openrouter")).stream(request()));
+    const err = out.error as ProviderError;
+    expect([err.kind, err.status, err.message]).toEqual(["not_found", 404, "No endpoints found that support tool use."]);
+  });
+
   it("finish_reason error (OpenRouter) is an error, never a normal finish of the partial answer", async () => {
     const failed = (last: object) => sseBody([{ data: chunk({ role: "assistant", content: "Hel" }) }, { data: JSON.stringify(last) }, { data: "[DONE]" }]);
     server.enqueue(
