@@ -73,6 +73,8 @@ export interface HttpErrorInfo {
   bodyText?: string;
   /** Environment variable holding the key, named in auth errors. */
   keyEnv?: string;
+  /** The URL requested, named in a 404 error that does not name a model (a base URL missing `/v1`). */
+  url?: string;
 }
 
 /** The parsed parts of a provider error body, whatever its envelope. */
@@ -196,7 +198,9 @@ function kindOf(status: number, text: string, type: string | undefined): Provide
 
 /**
  * Classifies a failed HTTP response (or an in-stream error mapped to a status) into a
- * {@link ProviderError} with a one-line message, `request_id` and retry hints.
+ * {@link ProviderError} with a one-line message, `request_id` and retry hints. The message is
+ * the provider's own, plus the key variable for auth errors and the URL for a 404 that does not
+ * name a model.
  *
  * `retryable` follows the SDK policy: never for quota, too-large or context overflow; else
  * `x-should-retry: true|false` when present; else 408, 409, 429 and ≥ 500.
@@ -216,6 +220,8 @@ export function classifyHttpError(info: HttpErrorInfo): ProviderError {
   const kind = kindOf(status, haystack, body.type);
   const request_id = body.request_id ?? headers?.get("request-id") ?? headers?.get("x-request-id") ?? undefined;
   if (kind === "auth" && info.keyEnv) message += ` (check ${info.keyEnv})`;
+  // a 404 that does not name a model is mostly a wrong base URL (one without `/v1`): show it
+  if (kind === "not_found" && info.url && !/\bmodel\b/i.test(message)) message += ` (${info.url})`;
   if (request_id) message += ` [request_id ${request_id}]`;
   let retryable: boolean;
   if (NEVER_RETRY.has(kind)) retryable = false;
@@ -447,7 +453,7 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
     }
     if (res.ok) return res;
     const bodyText = await res.text().catch(() => "");
-    const info: HttpErrorInfo = { provider: opts.provider, status: res.status, headers: res.headers, bodyText, keyEnv: opts.keyEnv };
+    const info: HttpErrorInfo = { provider: opts.provider, status: res.status, headers: res.headers, bodyText, keyEnv: opts.keyEnv, url: opts.url };
     let err = classifyHttpError(info);
     if (opts.classify) err = opts.classify(info, err);
     if (!err.retryable || NEVER_RETRY.has(err.kind) || attempt >= maxRetries) throw err;

@@ -554,6 +554,21 @@ describe("presets and configuration", () => {
     expect(out.done!.message.blocks[0]).toMatchObject({ type: "thinking", provider: "my-vllm" });
   });
 
+  it("a 404 names the URL: a base URL without /v1 is the usual cause", async () => {
+    server.enqueue(
+      { status: 404, headers: { "content-type": "text/plain" }, body: "404 page not found" },
+      { status: 404, headers: { "content-type": "application/json" }, body: '{"error":{"message":"The model `gpt-nope` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}' },
+    );
+    const bare = await factory("openai-compatible").create({ name: "openai-compatible", base_url: server.url, api_key: "k", api_key_env: "OPENAI_API_KEY" });
+    const err = (await collect(bare.stream(request()))).error as ProviderError;
+    expect([err.kind, err.status, err.retryable]).toEqual(["not_found", 404, false]);
+    expect(err.message).toBe(`404 page not found (${server.url}/chat/completions)`);
+    const model = (await collect((await provider()).stream(request()))).error as ProviderError;
+    // one that names the model is clear as it is
+    expect(model.message).toBe("The model `gpt-nope` does not exist or you do not have access to it.");
+    expect(server.requests).toHaveLength(2);
+  });
+
   it("an unreachable base URL is one line naming the URL", async () => {
     const p = new ChatCompletionsProvider({ name: "lmstudio", base_url: "http://127.0.0.1:1/v1" }, CHAT_PRESETS.find((x) => x.name === "lmstudio"), { sleep: async () => {} });
     const out = await collect(p.stream(request()));
