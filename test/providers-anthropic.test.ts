@@ -496,6 +496,40 @@ describe("a rejected thinking replay (LARIK-REFERENCE §10)", () => {
   });
 });
 
+describe("max_tokens that does not fit beside the prompt (Claude 3.7 – 4.1 validate it)", () => {
+  const limit400 = (input: number, max: number): Reply => ({
+    status: 400,
+    headers: { "content-type": "application/json", "x-should-retry": "false" },
+    body: JSON.stringify({
+      type: "error",
+      error: { type: "invalid_request_error", message: `input length and \`max_tokens\` exceed context limit: ${input} + ${max} > 200000, decrease input length or \`max_tokens\` and try again` },
+      request_id: "req_011",
+    }),
+  });
+
+  it("resends once with max_tokens lowered to the room the error names, thinking budget with it", async () => {
+    // 150 000 prompt tokens: compaction (at 80 % of 200 000) is still far, but 64 000 does not fit
+    server.enqueue(limit400(150_000, 64_000), { status: 200, body: fixture("anthropic/text.sse") });
+    const out = await collect((await provider()).stream(request({ effort: "max" })));
+    expect(out.error).toBeUndefined();
+    expect(out.done!.stop_reason).toBe("end_turn");
+    const [first, second] = server.requests.map((r) => r.json());
+    expect([first.max_tokens, first.thinking]).toEqual([64_000, { type: "enabled", budget_tokens: 48_000 }]);
+    expect([second.max_tokens, second.thinking]).toEqual([50_000, { type: "enabled", budget_tokens: 37_500 }]);
+    expect(second.messages).toEqual(first.messages);
+  });
+
+  it("a second refusal, or too little room, surfaces the overflow for compaction", async () => {
+    server.enqueue(limit400(150_000, 64_000), limit400(150_001, 50_000), limit400(199_500, 64_000));
+    const twice = (await collect((await provider()).stream(request()))).error as ProviderError;
+    expect([twice.kind, twice.status]).toEqual(["context_overflow", 400]);
+    expect(server.requests).toHaveLength(2);
+    const full = (await collect((await provider()).stream(request()))).error as ProviderError;
+    expect(full.kind).toBe("context_overflow");
+    expect(server.requests).toHaveLength(3);
+  });
+});
+
 describe("configuration through resolveModel", () => {
   function registry(): Registry<ProviderFactory> {
     const reg = new Registry<ProviderFactory>("providers");

@@ -17,6 +17,7 @@ import {
 import { ANTHROPIC_MODELS, DEFAULT_MAX_TOKENS } from "./catalog.js";
 import { decodeAnthropicStream } from "./decode.js";
 import { buildBody } from "./request.js";
+import { fitMaxTokens, outputRoom } from "./context-limit.js";
 import { isThinkingRejected, stripThinking } from "./thinking-reject.js";
 
 /** `anthropic-version` header value; still the current one in the official SDK. */
@@ -43,9 +44,12 @@ export class AnthropicProvider implements Provider {
 
   /**
    * Streams `POST {base_url}/v1/messages`. Retries (before any output) follow kernel/http.ts.
-   * When the API rejects replayed thinking (HTTP 400, see thinking-reject.ts), the request is
-   * resent once without thinking/redacted_thinking blocks, after a `notice`.
-   * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams.
+   * Two HTTP 400s are answered by resending once each (a 400 comes before any output, so the user
+   * sees nothing twice): replayed thinking rejected (see thinking-reject.ts) → without
+   * thinking/redacted_thinking blocks, after a `notice`; prompt + `max_tokens` over the window
+   * (see context-limit.ts) → with `max_tokens` lowered to the room the error names.
+   * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams; the
+   *   400 itself (`context_overflow`) when under 1 024 output tokens are left.
    */
   async *stream(req: ModelRequest): AsyncGenerator<StreamEvent> {
     const base = this.#config.base_url ?? ANTHROPIC_BASE_URL;
@@ -60,21 +64,30 @@ export class AnthropicProvider implements Provider {
       auth: (key) => ({ "x-api-key": key }),
       stallTimeout: 300,
     });
-    // body is read at send time: the retry below strips thinking from it in place
+    // body is read at send time: the retries below change it in place
     const send = () => sendJson(post);
     let res: Response;
-    try {
-      res = yield* send();
-    } catch (err) {
-      // A 400 arrives before any output, so resending cannot duplicate what the user saw.
-      if (!isThinkingRejected(err)) throw err;
-      const removed = stripThinking(body);
-      if (!removed) throw err;
-      yield {
-        type: "notice",
-        text: `${this.name}: the API rejected earlier thinking blocks (${(err as Error).message}); resending once without ${removed} thinking block${removed === 1 ? "" : "s"}`,
-      };
-      res = yield* send();
+    let stripped = false;
+    let capped = false;
+    for (;;) {
+      try {
+        res = yield* send();
+        break;
+      } catch (err) {
+        const room = capped ? undefined : outputRoom(err);
+        if (room !== undefined && fitMaxTokens(body, room)) {
+          capped = true;
+          continue;
+        }
+        if (stripped || !isThinkingRejected(err)) throw err;
+        const removed = stripThinking(body);
+        if (!removed) throw err;
+        stripped = true;
+        yield {
+          type: "notice",
+          text: `${this.name}: the API rejected earlier thinking blocks (${(err as Error).message}); resending once without ${removed} thinking block${removed === 1 ? "" : "s"}`,
+        };
+      }
     }
     const events = readSseBatches(res, post);
     yield* decodeAnthropicStream(events, { provider: this.name, model: req.model });
