@@ -351,6 +351,74 @@ describe("failure modes", () => {
     expect(out.done!.message.blocks[0]).toMatchObject({ type: "text" });
   });
 
+  it("decodes CRLF line endings and keep-alive comments like the recording itself", async () => {
+    const lf = fixture("anthropic/tool-use.sse");
+    const crlf = `: keep-alive\r\n\r\n${lf.replace(/\n\n/g, "\n: keep-alive\n\n").replace(/\n/g, "\r\n")}`;
+    server.enqueue({ status: 200, body: lf }, { status: 200, body: crlf, chunking: { seed: 11, max: 7 } });
+    const a = await collect((await provider()).stream(request()));
+    const b = await collect((await provider()).stream(request()));
+    expect(b.error).toBeUndefined();
+    expect(b.done).toEqual(a.done);
+    expect(b.done!.message.blocks.map((x) => x.type)).toEqual(["text", "tool_use"]);
+  });
+
+  it("retries a 529 with an HTTP-date Retry-After and a 503 with retry-after-ms, then streams", async () => {
+    const at = new Date(Date.now() + 5_000).toUTCString();
+    server.enqueue(
+      { status: 529, headers: { "retry-after": at, "content-type": "application/json" }, body: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' },
+      { status: 503, headers: { "retry-after-ms": "250" }, body: "" },
+      { status: 200, body: textSse() },
+    );
+    const waits: number[] = [];
+    const p = new AnthropicProvider({ name: "anthropic", base_url: server.url, api_key: "k" }, { sleep: async (ms) => void waits.push(ms) });
+    const out = await collect(p.stream(request()));
+    expect(out.error).toBeUndefined();
+    expect(server.requests).toHaveLength(3);
+    // an HTTP date has whole seconds: the wait is what is left of the 5 s
+    expect(waits[0]).toBeGreaterThan(3_000);
+    expect(waits[0]).toBeLessThanOrEqual(5_000);
+    expect(waits[1]).toBe(250);
+    expect(out.events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual([
+      expect.stringMatching(/HTTP 529 overloaded; retrying in \d\.\d s \(1\/2\)/),
+      expect.stringMatching(/HTTP 503 server; retrying in 0\.3 s \(2\/2\)/),
+    ]);
+  });
+
+  it("maps every stop reason of the API", async () => {
+    const stops: Record<string, string> = {
+      end_turn: "end_turn",
+      stop_sequence: "end_turn",
+      max_tokens: "max_tokens",
+      model_context_window_exceeded: "max_tokens",
+      refusal: "refusal",
+      pause_turn: "pause_turn",
+    };
+    for (const reason of Object.keys(stops)) server.enqueue({ status: 200, body: textSse().replace('"stop_reason":"end_turn"', `"stop_reason":"${reason}"`) });
+    const got: Record<string, string> = {};
+    for (const reason of Object.keys(stops)) got[reason] = (await collect((await provider()).stream(request()))).done!.stop_reason;
+    expect(got).toEqual(stops);
+  });
+
+  it("an abort mid-stream ends the stream with the abort, without a final message", async () => {
+    const body = textSse();
+    server.enqueue({ status: 200, body: body.slice(0, body.indexOf("event: content_block_stop")), hang: true });
+    const ctrl = new AbortController();
+    const seen: string[] = [];
+    let error: unknown;
+    try {
+      for await (const e of (await provider()).stream(request({ signal: ctrl.signal }))) {
+        seen.push(e.type);
+        if (e.type === "text_delta") ctrl.abort();
+      }
+    } catch (err) {
+      error = err;
+    }
+    expect((error as Error).name).toBe("AbortError");
+    // what was decoded with the first delta may still come; nothing after the abort is read
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((t) => t === "text_delta")).toBe(true);
+  });
+
   it("surfaces a connection cut after output, without retrying", async () => {
     const body = textSse();
     server.enqueue({ status: 200, body, cutAfter: body.indexOf("content_block_stop") }, { status: 200, body });

@@ -102,6 +102,31 @@ describe("recorded Chat Completions streams decode to the manifest's outcome", (
 const chunk = (delta: object, extra: object = {}) => JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: null }], ...extra });
 
 describe("stream details", () => {
+  it("interleaved parallel calls over CRLF with OpenRouter comments, usage in the choices: [] chunk", async () => {
+    const tc = (calls: object[]) => chunk({ tool_calls: calls });
+    const body = sseBody([
+      { data: chunk({ role: "assistant", content: null }) },
+      { data: tc([{ index: 0, id: "call_a", type: "function", function: { name: "read", arguments: "" } }]) },
+      { data: tc([{ index: 1, id: "call_b", type: "function", function: { name: "ls", arguments: "" } }]) },
+      { data: tc([{ index: 1, function: { arguments: '{"di' } }]) },
+      { data: tc([{ index: 0, function: { arguments: '{"path": ' } }]) },
+      { data: tc([{ index: 1, function: { arguments: 'r": "src"}' } }, { index: 0, function: { arguments: '"a.ts"}' } }]) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }], usage: null }) },
+      { data: JSON.stringify({ choices: [], usage: { prompt_tokens: 2006, completion_tokens: 300, total_tokens: 2306, prompt_tokens_details: { cached_tokens: 1920 } } }) },
+      { data: "[DONE]" },
+    ])
+      .replace(/\n\n/g, "\n\n: OPENROUTER PROCESSING\n\n")
+      .replace(/\n/g, "\r\n");
+    server.enqueue({ status: 200, body, chunking: { seed: 5, max: 6 } });
+    const out = await collect((await provider("openrouter")).stream(request()));
+    expect(out.done!.message.blocks).toEqual([
+      { type: "tool_use", id: "call_a", name: "read", input: { path: "a.ts" }, provider: "openrouter" },
+      { type: "tool_use", id: "call_b", name: "ls", input: { dir: "src" }, provider: "openrouter" },
+    ]);
+    expect(out.done!.usage).toEqual({ input: 86, output: 300, cache_read: 1920, cache_write: 0 });
+    expect(out.done!.stop_reason).toBe("tool_use");
+  });
+
   it("subtracts cached prompt tokens into cache_read and reads usage without stream_options' empty choices", async () => {
     const body = sseBody([
       { data: chunk({ role: "assistant", content: "ok" }) },
