@@ -200,7 +200,7 @@ function kindOf(status: number, text: string, type: string | undefined): Provide
  * Classifies a failed HTTP response (or an in-stream error mapped to a status) into a
  * {@link ProviderError} with a one-line message, `request_id` and retry hints. The message is
  * the provider's own, plus the key variable for auth errors and the URL for a 404 that does not
- * name a model.
+ * name a model; a redirect (never followed) names where it points.
  *
  * `retryable` follows the SDK policy: never for quota, too-large or context overflow; else
  * `x-should-retry: true|false` when present; else 408, 409, 429 and ≥ 500.
@@ -216,6 +216,9 @@ export function classifyHttpError(info: HttpErrorInfo): ProviderError {
   const body = parseErrorBody(parsed);
   const firstLine = bodyText.trim() && parsed === undefined ? oneLine(bodyText) : "";
   let message = body.message ? oneLine(body.message) : firstLine || `HTTP ${status}`;
+  // requests do not follow redirects (the key would go along to wherever they point)
+  const location = status >= 300 && status < 400 ? headers?.get("location") : undefined;
+  if (location) message = `the server redirects to ${location}${info.url ? ` from ${info.url}` : ""}: use the new address as the base URL`;
   const haystack = [body.message ?? bodyText, body.code ?? "", body.type ?? ""].join(" ");
   const kind = kindOf(status, haystack, body.type);
   const request_id = body.request_id ?? headers?.get("request-id") ?? headers?.get("x-request-id") ?? undefined;

@@ -594,6 +594,14 @@ describe("presets and configuration", () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it("a redirect (an http:// base URL of an https API) is not followed but named", async () => {
+    server.enqueue({ status: 301, headers: { location: "https://api.deepseek.com/chat/completions", "content-type": "text/html" }, body: "<html><head><title>301 Moved Permanently</title></head></html>" });
+    const err = (await collect((await provider("deepseek")).stream(request()))).error as ProviderError;
+    expect(err.message).toBe(`the server redirects to https://api.deepseek.com/chat/completions from ${server.url}/v1/chat/completions: use the new address as the base URL`);
+    expect([err.status, err.retryable]).toEqual([301, false]);
+    expect(server.requests).toHaveLength(1);
+  });
+
   it("an unreachable base URL is one line naming the URL", async () => {
     const p = new ChatCompletionsProvider({ name: "lmstudio", base_url: "http://127.0.0.1:1/v1" }, CHAT_PRESETS.find((x) => x.name === "lmstudio"), { sleep: async () => {} });
     const out = await collect(p.stream(request()));
