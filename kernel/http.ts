@@ -327,8 +327,9 @@ export interface PostJsonOptions extends HttpOptions {
  * The request options an adapter derives from its resolved {@link ProviderConfig}: the provider
  * name, its headers (the adapter's own, then the configured `headers`, then the key under the
  * adapter's auth header), the stall timeout (the configured one, else the adapter's default, in
- * seconds), the key variable for auth errors and {@link endpointHint}. The result also serves as
- * the {@link StreamReadOptions} of the response body.
+ * seconds), what to check on auth errors (the key variable, else `providers.<name>.api_key`) and
+ * {@link endpointHint}. The result also serves as the {@link StreamReadOptions} of the response
+ * body.
  */
 export function providerRequest(
   config: ProviderConfig,
@@ -356,7 +357,7 @@ export function providerRequest(
     body: req.body,
     signal: req.signal,
     stallTimeout: config.stall_timeout ?? req.stallTimeout,
-    keyEnv: config.api_key_env,
+    keyEnv: config.api_key_env ?? `providers.${config.name}.api_key`,
     hint: req.hint ?? endpointHint(config),
     classify: req.classify,
   };

@@ -178,7 +178,8 @@ export function resolveModel(
     base_url,
     base_url_env: provider === factory.name && factory.baseUrlEnv?.length ? factory.baseUrlEnv : undefined,
     api_key,
-    api_key_env: api_key_env ?? keyEnvNames[0],
+    // a key written in the config was looked up in no variable: auth errors then name the setting
+    api_key_env: api_key_env ?? (typeof ps.api_key === "string" ? undefined : keyEnvNames[0]),
     context_length: typeof ps.context_length === "number" ? ps.context_length : undefined,
     stall_timeout:
       typeof ps.stall_timeout === "number"

@@ -627,6 +627,17 @@ describe("configuration through resolveModel", () => {
     expect(endpointHint(r.config)).toBe("check providers.anthropic.base_url or ANTHROPIC_BASE_URL");
   });
 
+  it("a 401 names where the key came from: the variable, or the config setting", async () => {
+    const auth401: Reply = { status: 401, headers: { "content-type": "application/json" }, body: fixture("anthropic/error-401-authentication.json") };
+    server.enqueue(auth401, auth401);
+    const fromEnv = resolveModel("claude-opus-5", registry(), { providers: { anthropic: { base_url: server.url } } }, { ANTHROPIC_API_KEY: "sk-bad" });
+    const a = (await collect((await fromEnv.factory.create(fromEnv.config)).stream(request()))).error as ProviderError;
+    expect([a.kind, a.message]).toEqual(["auth", "invalid x-api-key (check ANTHROPIC_API_KEY) [request_id req_011CeCGmBjaWkq37Sf5iU7so]"]);
+    const fromConfig = resolveModel("claude-opus-5", registry(), { providers: { anthropic: { base_url: server.url, api_key: "sk-bad" } } }, {});
+    const b = (await collect((await fromConfig.factory.create(fromConfig.config)).stream(request()))).error as ProviderError;
+    expect(b.message).toBe("invalid x-api-key (check providers.anthropic.api_key) [request_id req_011CeCGmBjaWkq37Sf5iU7so]");
+  });
+
   it("a custom providers.<name> of type anthropic keeps its own name on blocks", async () => {
     const settings = { providers: { "my-claude": { type: "anthropic", base_url: server.url, api_key: "sk-custom" } } };
     const r = resolveModel("my-claude/claude-sonnet-4-20250514", registry(), settings, {});
