@@ -250,8 +250,8 @@ export function classifyHttpError(info: HttpErrorInfo): ProviderError {
  * Anthropic `{type:"error", error:{type, message}}`, OpenAI `{error:{message, type, code}}`,
  * Ollama `{error:"text"}`, OpenRouter `{error:{code:<HTTP status>, message}}`. The status is the
  * one the error type stands for (overloaded_error → 529, rate_limit_error → 429, …;
- * WIRE-FORMATS §1.5), else a numeric code (OpenRouter), 500 when unknown. Such an error is never
- * retried by the adapter because output may already have been shown.
+ * WIRE-FORMATS §1.5), else a numeric code (OpenRouter), 500 when unknown. It is resent only
+ * while no output was shown ({@link streamWithRetries}).
  */
 export function streamError(provider: string, payload: unknown): ProviderError {
   const body = parseErrorBody(payload);
@@ -472,6 +472,59 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
 function retryNotice(err: ProviderError, delayMs: number, attempt: number, max: number): StreamEvent {
   const what = err.status ? `HTTP ${err.status} ${err.kind.replace(/_/g, " ")}` : err.kind;
   return { type: "notice", text: `${err.provider}: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${max})` };
+}
+
+/** Events that show the answer: once one was yielded, a request is never sent again. */
+const OUTPUT_EVENTS: ReadonlySet<StreamEvent["type"]> = new Set(["text_delta", "thinking_delta", "tool_use_start"]);
+
+/**
+ * Stream failures worth sending the request again for while nothing was shown: an in-stream
+ * overload, rate limit or server error (Anthropic's `overloaded_error` event right after
+ * `message_start`), a connection cut or a stream closed early. Not `stall`: stall_timeout seconds
+ * were waited already.
+ */
+const RESEND_KINDS: ReadonlySet<ProviderErrorKind> = new Set(["overloaded", "rate_limit", "server", "network", "truncated"]);
+
+/**
+ * One model request with the retry policy carried into its stream: `send` opens it (its HTTP
+ * retries are {@link sendJson}'s), `read` decodes the body. When `read` fails with a retryable
+ * {@link ProviderError} of an overload, rate-limit, server, connection or truncation kind before
+ * any output event (text, thinking or tool-use start; notices do not count), the request is sent
+ * again, up to `maxRetries` (default 2) times, after a notice and a wait of the error's
+ * `retry_after_ms` or {@link backoffDelay}. An error after output, any other error, an abort and
+ * a requested wait over {@link MAX_RETRY_AFTER_MS} are thrown as they are (LARIK-REFERENCE
+ * invariant 12: retry only before any output reached the user; WIRE-FORMATS §1.5: an in-stream
+ * error type stands for the status it names, for retry decisions).
+ * @throws what `send` and `read` throw, and the abort reason when `signal` aborts during a wait.
+ */
+export async function* streamWithRetries(
+  send: () => AsyncGenerator<StreamEvent, Response, void>,
+  read: (res: Response) => AsyncIterable<StreamEvent>,
+  opts: HttpOptions & { provider: string; signal?: AbortSignal },
+): AsyncGenerator<StreamEvent> {
+  const maxRetries = opts.maxRetries ?? 2;
+  const wait = opts.sleep ?? abortableSleep;
+  for (let attempt = 0; ; attempt++) {
+    const res = yield* send();
+    let shown = false;
+    try {
+      for await (const ev of read(res)) {
+        if (OUTPUT_EVENTS.has(ev.type)) shown = true;
+        yield ev;
+      }
+      return;
+    } catch (err) {
+      if (shown || opts.signal?.aborted || attempt >= maxRetries) throw err;
+      if (!(err instanceof ProviderError) || !err.retryable || !RESEND_KINDS.has(err.kind)) throw err;
+      if (err.retry_after_ms !== undefined && err.retry_after_ms > MAX_RETRY_AFTER_MS) throw err;
+      const delayMs = err.retry_after_ms ?? backoffDelay(attempt, opts.random);
+      yield {
+        type: "notice",
+        text: `${err.provider}: the answer failed before any output (${err.kind.replace(/_/g, " ")}: ${oneLine(err.message, 120)}); sending the request again in ${(delayMs / 1000).toFixed(1)} s (${attempt + 1}/${maxRetries})`,
+      };
+      await wait(delayMs, opts.signal);
+    }
+  }
 }
 
 /**

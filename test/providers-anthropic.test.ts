@@ -452,6 +452,37 @@ describe("failure modes", () => {
     expect(server.requests).toHaveLength(1);
   });
 
+  it("an in-stream error or a cut before any output sends the request again, after a notice", async () => {
+    const start = { event: "message_start", data: '{"type":"message_start","message":{"id":"m","usage":{"input_tokens":3,"output_tokens":1}}}' };
+    const overloaded = sseBody([start, { event: "ping", data: '{"type":"ping"}' }, { event: "error", data: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' }]);
+    const cut = sseBody([start]);
+    server.enqueue({ status: 200, body: overloaded }, { status: 200, body: cut }, { status: 200, body: textSse() });
+    const waits: number[] = [];
+    const p = new AnthropicProvider({ name: "anthropic", base_url: server.url, api_key: "k" }, { sleep: async (ms) => void waits.push(ms), random: () => 0 });
+    const out = await collect(p.stream(request()));
+    expect(out.error).toBeUndefined();
+    expect(out.done!.message.blocks[0]).toMatchObject({ type: "text" });
+    expect(server.requests).toHaveLength(3);
+    expect(server.requests[2]!.body).toBe(server.requests[0]!.body);
+    expect(waits).toEqual([500, 1000]);
+    expect(out.events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual([
+      "anthropic: the answer failed before any output (overloaded: Overloaded); sending the request again in 0.5 s (1/2)",
+      "anthropic: the answer failed before any output (truncated: the response stream ended before message_stop: the answer is incomplete); sending the request again in 1.0 s (2/2)",
+    ]);
+  });
+
+  it("an in-stream error before output is resent at most maxRetries times, then surfaced", async () => {
+    const overloaded = sseBody([{ event: "error", data: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' }]);
+    server.enqueue({ status: 200, body: overloaded }, { status: 200, body: overloaded });
+    const p = new AnthropicProvider({ name: "anthropic", base_url: server.url, api_key: "k" }, { sleep: async () => {}, maxRetries: 1 });
+    const out = await collect(p.stream(request()));
+    expect([(out.error as ProviderError).kind, server.requests.length, server.pending]).toEqual(["overloaded", 2, 0]);
+    // an invalid request never is
+    server.enqueue({ status: 200, body: sseBody([{ event: "error", data: '{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}' }]) }, { status: 200, body: textSse() });
+    const bad = await collect(p.stream(request()));
+    expect([(bad.error as ProviderError).kind, server.requests.length, server.pending]).toEqual(["bad_request", 3, 1]);
+  });
+
   it("keeps raw_input when tool JSON was cut by max_tokens", async () => {
     const body = sseBody([
       { event: "message_start", data: '{"type":"message_start","message":{"id":"m","usage":{"input_tokens":3,"output_tokens":1}}}' },

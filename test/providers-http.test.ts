@@ -18,6 +18,7 @@ import {
   runStreamDecoder,
   sendJson,
   streamError,
+  streamWithRetries,
   TextAccumulator,
   ToolCallSalvage,
   type SseEvent,
@@ -669,5 +670,44 @@ describe("ToolCallSalvage", () => {
         expect(calls).toEqual([{ name: "read", input: { path: "x" } }]);
       }
     }
+  });
+});
+
+describe("streamWithRetries", () => {
+  const fail = (kind: "stall" | "network" | "bad_request") => new ProviderError({ provider: "p", kind, message: kind, retryable: kind !== "bad_request" });
+  /** Runs streamWithRetries over real requests whose streams do what `script` says, in turn. */
+  async function run(script: (StreamEvent | ProviderError)[][]) {
+    for (let i = 0; i < script.length; i++) server.enqueue({ status: 200, body: "x" });
+    let n = 0;
+    const events: StreamEvent[] = [];
+    let error: unknown;
+    const read = async function* (res: Response): AsyncGenerator<StreamEvent> {
+      await res.text();
+      for (const step of script[n++]!) {
+        if (step instanceof ProviderError) throw step;
+        yield step;
+      }
+    };
+    try {
+      for await (const e of streamWithRetries(() => sendJson({ provider: "p", url: `${server.url}/s`, body: {} }), read, { provider: "p", sleep: fastSleep })) events.push(e);
+    } catch (err) {
+      error = err;
+    }
+    return { events, error, sent: server.requests.length };
+  }
+  const done: StreamEvent = { type: "done", message: { role: "assistant", blocks: [] }, usage: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, stop_reason: "end_turn" };
+
+  it("resends a connection cut before output, notices not counting as output", async () => {
+    const r = await run([[{ type: "notice", text: "n" }, fail("network")], [done]]);
+    expect([r.error, r.sent, r.events.map((e) => e.type)]).toEqual([undefined, 2, ["notice", "notice", "done"]]);
+  });
+
+  it("never resends after output, after a stall, or for an error no retry can fix", async () => {
+    expect((await run([[{ type: "thinking_delta", text: "t" }, fail("network")], [done]])).sent).toBe(1);
+    server.requests.length = 0;
+    expect((await run([[fail("stall")], [done]])).sent).toBe(1);
+    server.requests.length = 0;
+    expect((await run([[fail("bad_request")], [done]])).sent).toBe(1);
+    expect(sleeps).toEqual([]);
   });
 });

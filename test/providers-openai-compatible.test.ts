@@ -271,6 +271,16 @@ describe("stream details", () => {
     expect(server.requests).toHaveLength(2);
   });
 
+  it("an error chunk before any output sends the request again; after output it does not", async () => {
+    const early = sseBody([{ data: chunk({ role: "assistant", content: "" }) }, { data: '{"error":{"message":"Provider returned error","code":502}}' }]);
+    server.enqueue({ status: 200, body: early }, { status: 200, body: fixture("openai-chat/text.sse") });
+    const p = new ChatCompletionsProvider({ name: "openrouter", base_url: server.url, api_key: "k" }, undefined, { sleep: async () => {} });
+    const out = await collect(p.stream(request()));
+    expect(out.error).toBeUndefined();
+    expect(server.requests).toHaveLength(2);
+    expect(out.events[0]).toMatchObject({ type: "notice", text: expect.stringMatching(/failed before any output \(server: Provider returned error\)/) });
+  });
+
   it("a stream without [DONE] is truncated", async () => {
     const body = fixture("openai-chat/text.sse").replace("data: [DONE]", ": no done");
     server.enqueue({ status: 200, body });

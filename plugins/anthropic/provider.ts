@@ -7,6 +7,7 @@ import {
   joinUrl,
   readSseBatches,
   sendJson,
+  streamWithRetries,
   type CatalogEntry,
   type HttpOptions,
   type ModelRequest,
@@ -43,7 +44,8 @@ export class AnthropicProvider implements Provider {
   }
 
   /**
-   * Streams `POST {base_url}/v1/messages`. Retries (before any output) follow kernel/http.ts.
+   * Streams `POST {base_url}/v1/messages`. Retries (before any output, also of an in-stream
+   * error such as `overloaded_error`) follow kernel/http.ts (`sendJson`, `streamWithRetries`).
    * Two HTTP 400s are answered by resending once each (a 400 comes before any output, so the user
    * sees nothing twice): replayed thinking rejected (see thinking-reject.ts) → without
    * thinking/redacted_thinking blocks, after a `notice`; prompt + `max_tokens` over the window
@@ -64,32 +66,32 @@ export class AnthropicProvider implements Provider {
       auth: (key) => ({ "x-api-key": key }),
       stallTimeout: 300,
     });
-    // body is read at send time: the retries below change it in place
-    const send = () => sendJson(post);
-    let res: Response;
+    // body is read at send time: the recoveries below change it in place, once each per stream
     let stripped = false;
     let capped = false;
-    for (;;) {
-      try {
-        res = yield* send();
-        break;
-      } catch (err) {
-        const room = capped ? undefined : outputRoom(err);
-        if (room !== undefined && fitMaxTokens(body, room)) {
-          capped = true;
-          continue;
+    const name = this.name;
+    async function* open(): AsyncGenerator<StreamEvent, Response, void> {
+      for (;;) {
+        try {
+          return yield* sendJson(post);
+        } catch (err) {
+          const room = capped ? undefined : outputRoom(err);
+          if (room !== undefined && fitMaxTokens(body, room)) {
+            capped = true;
+            continue;
+          }
+          if (stripped || !isThinkingRejected(err)) throw err;
+          const removed = stripThinking(body);
+          if (!removed) throw err;
+          stripped = true;
+          yield {
+            type: "notice",
+            text: `${name}: the API rejected earlier thinking blocks (${(err as Error).message}); resending once without ${removed} thinking block${removed === 1 ? "" : "s"}`,
+          };
         }
-        if (stripped || !isThinkingRejected(err)) throw err;
-        const removed = stripThinking(body);
-        if (!removed) throw err;
-        stripped = true;
-        yield {
-          type: "notice",
-          text: `${this.name}: the API rejected earlier thinking blocks (${(err as Error).message}); resending once without ${removed} thinking block${removed === 1 ? "" : "s"}`,
-        };
       }
     }
-    const events = readSseBatches(res, post);
-    yield* decodeAnthropicStream(events, { provider: this.name, model: req.model });
+    const ctx = { provider: this.name, model: req.model };
+    yield* streamWithRetries(open, (res) => decodeAnthropicStream(readSseBatches(res, post), ctx), { ...this.#opts, provider: this.name, signal: req.signal });
   }
 }

@@ -8,6 +8,7 @@ import {
   joinUrl,
   readSseBatches,
   sendJson,
+  streamWithRetries,
   type HttpOptions,
   type ModelRequest,
   type Provider,
@@ -33,7 +34,8 @@ export class ChatCompletionsProvider implements Provider {
   }
 
   /**
-   * Streams `POST {base_url}/chat/completions`. Retries (before any output) follow kernel/http.ts.
+   * Streams `POST {base_url}/chat/completions`. Retries (before any output, also of an in-stream
+   * error chunk) follow kernel/http.ts (`sendJson`, `streamWithRetries`).
    * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams.
    */
   async *stream(req: ModelRequest): AsyncGenerator<StreamEvent> {
@@ -49,7 +51,7 @@ export class ChatCompletionsProvider implements Provider {
       stallTimeout: this.#preset.stallTimeout,
       hint: `${endpointHint(this.#config)}; is the server running?`,
     });
-    const events = readSseBatches(yield* sendJson(post), post);
-    yield* decodeChatStream(events, { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name) });
+    const ctx = { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name) };
+    yield* streamWithRetries(() => sendJson(post), (res) => decodeChatStream(readSseBatches(res, post), ctx), { ...this.#opts, provider: this.name, signal: req.signal });
   }
 }
