@@ -298,8 +298,15 @@ describe("stream details", () => {
     expect(out.done).toBeUndefined();
     expect(out.events.flatMap((e) => (e.type === "text_delta" ? [e.text] : [])).join("")).toMatch(/^I'm unable to provide real-time weather updates\./);
     const err = out.error as ProviderError;
-    expect([err.kind, err.retryable]).toEqual(["truncated", true]);
+    expect([err.kind, err.retryable]).toEqual(["truncated", false]);
     expect(err.message).toMatch(/without a finish_reason/);
+  });
+
+  it("[DONE] without any finish_reason before any output is not sent again (the server ended it)", async () => {
+    server.enqueue({ status: 200, body: sseBody([{ data: chunk({ role: "assistant", content: "" }) }, { data: "[DONE]" }]) }, { status: 200, body: fixture("openai-chat/text.sse") });
+    const out = await collect((await provider("lmstudio", { api_key: undefined })).stream(request()));
+    expect((out.error as ProviderError).kind).toBe("truncated");
+    expect(server.requests).toHaveLength(1);
   });
 
   it("surfaces a connection cut after output, without retrying", async () => {

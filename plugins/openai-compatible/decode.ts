@@ -244,13 +244,15 @@ class ChatDecoder implements StreamDecoder<SseEvent> {
       out.delta("text_delta", held, this.#text);
     }
     // Every server sets finish_reason on the last choice chunk; a [DONE] without one closed an
-    // answer that was cut upstream (LM Studio ends so when the prompt overflows its window)
+    // answer that was cut upstream (LM Studio ends so when the prompt overflows its window). The
+    // server ended it on purpose: sending the same request again (a long prompt evaluation on a
+    // local machine) would most likely end the same way.
     if (this.#finish === undefined) {
       throw new ProviderError({
         provider: ctx.provider,
         kind: "truncated",
         message: "the response stream ended (data: [DONE]) without a finish_reason: the answer is incomplete (a local server may end so when the prompt does not fit its context window)",
-        retryable: true,
+        retryable: false,
       });
     }
     const blocks: Block[] = [];
