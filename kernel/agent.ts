@@ -25,7 +25,7 @@ import {
   type ToolUseBlock,
   type Usage,
 } from "./types.js";
-import { dropNulls, invalidArguments, toolSpec, validateToolInput, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
+import { invalidArguments, parseToolArguments, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
@@ -701,7 +701,7 @@ export class Agent {
     if (use.raw_input !== undefined) {
       return fail(`INVALID_JSON: the arguments of ${use.name} were not complete JSON (${truncate(use.raw_input, 200)}). Resend the call with the complete JSON arguments.`);
     }
-    let parsed = validateToolInput(tool.input, dropNulls(use.input));
+    let parsed = parseToolArguments(tool.input, use.input);
     if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
     let input = parsed.data;
     const info: ToolCallInfo = { agent: this, tool, tool_use_id: use.id, input, halt: onHalt, notice: (text) => emit({ type: "notice", text }) };
@@ -709,7 +709,7 @@ export class Agent {
     try {
       const d = await this.host.hooks.preToolUse.promise(info);
       if (d?.updatedInput !== undefined) {
-        parsed = validateToolInput(tool.input, dropNulls(d.updatedInput));
+        parsed = parseToolArguments(tool.input, d.updatedInput);
         if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
         input = parsed.data;
         info.input = input;

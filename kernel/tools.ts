@@ -155,3 +155,47 @@ export function dropNulls(input: unknown): unknown {
   for (const [k, v] of Object.entries(input)) if (v !== null) out[k] = v;
   return out;
 }
+
+/** `input` without the object keys at `paths` whose value is `null` (array elements are never removed). */
+function withoutNulls(input: unknown, paths: PropertyKey[][]): unknown {
+  const copy: unknown = structuredClone(input);
+  for (const path of paths) {
+    let parent: unknown = copy;
+    for (const key of path.slice(0, -1)) parent = (parent as Record<PropertyKey, unknown> | undefined)?.[key];
+    const last = path.at(-1)!;
+    if (parent && typeof parent === "object" && !Array.isArray(parent) && (parent as Record<PropertyKey, unknown>)[last] === null) {
+      delete (parent as Record<PropertyKey, unknown>)[last];
+    }
+  }
+  return copy;
+}
+
+/**
+ * Validates a model's tool arguments (LARIK-REFERENCE §3): a `null` for an unused argument is
+ * tolerated, at the top level (`{"offset": null}`) and inside nested objects (`multi_edit`'s
+ * `{"edits": [{…, "replace_all": null}]}`). Top-level nulls are dropped first; a nested `null`
+ * is dropped only where the schema rejects it, so a field that accepts `null` still receives it.
+ * @returns zod's result; on failure, the error of the arguments as first checked.
+ */
+export function parseToolArguments<S extends ToolInputSchema>(schema: S, input: unknown): z.core.util.SafeParseResult<z.output<S>> {
+  let current = dropNulls(input);
+  const first = validateToolInput(schema, current);
+  let result = first;
+  // Each round drops the nulls zod named; a few rounds cover nulls hidden behind an earlier error.
+  for (let round = 0; round < 3 && !result.success; round++) {
+    const paths = result.error.issues.map((i) => i.path).filter((p) => p.length > 0 && valueAt(current, p) === null);
+    if (paths.length === 0) break;
+    current = withoutNulls(current, paths);
+    result = validateToolInput(schema, current);
+  }
+  return result.success ? result : first;
+}
+
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let v = input;
+  for (const key of path) {
+    if (!v || typeof v !== "object") return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}

@@ -5,7 +5,7 @@
 import { mkdtemp, mkdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { dropNulls, invalidArguments, validateToolInput, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { invalidArguments, parseToolArguments, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "../../kernel/index.js";
 
 /** A temp folder (symlinks resolved, as the host canonicalizes cwd) removed by `cleanup`. */
 export async function tempDir(prefix = "larik-core-tools-"): Promise<{ dir: string; cleanup(): Promise<void> }> {
@@ -73,9 +73,9 @@ export function makeContext(
   };
 }
 
-/** Validates `input` as the kernel does (nulls dropped, zod parse) and runs the tool. */
+/** Validates `input` as the kernel does ({@link parseToolArguments}) and runs the tool. */
 export async function call(tool: AnyTool, input: unknown, ctx: ToolContext, toolUseId?: string): Promise<ToolResult> {
-  const parsed = validateToolInput(tool.input, dropNulls(input));
+  const parsed = parseToolArguments(tool.input, input);
   if (!parsed.success) return { content: invalidArguments(tool.name, parsed.error), is_error: true };
   return tool.run(parsed.data, toolUseId ? { ...ctx, toolUseId } : ctx);
 }

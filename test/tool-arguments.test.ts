@@ -1,0 +1,69 @@
+/**
+ * LARIK-REFERENCE §3: "a `null` for an unused argument is tolerated" — at the top level and inside
+ * nested objects (multi_edit's edits, todo_write's items), through the real agent loop and the
+ * real core tools; a schema that accepts `null` still receives it.
+ */
+import { mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool, definePlugin, Host, type AgentEvent } from "../kernel/index.js";
+import coreTools from "../plugins/core-tools/index.js";
+import { call, ScriptedProvider, text } from "./fakes/scripted-provider.js";
+
+async function drain(it: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
+  const out: AgentEvent[] = [];
+  for await (const e of it) out.push(e);
+  return out;
+}
+
+describe("tool arguments with null for unused optional ones", () => {
+  it("multi_edit and todo_write accept nested nulls; a nullable field keeps its null; a null required field is still refused", async () => {
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "larik-args-")));
+    writeFileSync(join(cwd, "a.txt"), "alpha\nbeta\n");
+    const seen: unknown[] = [];
+    const probe = definePlugin({
+      name: "probe",
+      setup(ctx) {
+        ctx.tools.register(
+          defineTool({
+            name: "probe",
+            description: "Records its input.",
+            input: z.object({ filter: z.object({ tag: z.string().nullable(), limit: z.number().optional() }) }),
+            kind: "read",
+            async run(input) {
+              seen.push(input);
+              return { content: "ok" };
+            },
+          }),
+        );
+      },
+    });
+    const host = await Host.create({ plugins: [coreTools, probe], cwd, settings: {} });
+    const provider = new ScriptedProvider([
+      { blocks: [call("t1", "read", { path: "a.txt", offset: null, limit: null })] },
+      {
+        blocks: [
+          call("t2", "multi_edit", { path: "a.txt", edits: [{ old_string: "alpha", new_string: "ALPHA", replace_all: null }] }),
+          call("t3", "todo_write", { todos: [{ content: "Edit a.txt", status: "in_progress", active_form: null }] }),
+          call("t4", "probe", { filter: { tag: null, limit: null } }),
+          call("t5", "edit", { path: "a.txt", old_string: null, new_string: "x" }),
+        ],
+      },
+      { blocks: [text("done")] },
+    ]);
+    const agent = await host.openAgent({ provider, model: "scripted/test", mode: "yolo" });
+    await drain(agent.run("go"));
+    const results = provider.requests[2]!.messages[4]!.blocks as { content: string; is_error?: boolean }[];
+    expect(results[0]!.is_error, results[0]!.content).toBeFalsy();
+    expect(results[0]!.content).toMatch(/^Applied 1 edits to a\.txt/);
+    expect(readFileSync(join(cwd, "a.txt"), "utf8")).toBe("ALPHA\nbeta\n");
+    expect(results[1]!.is_error, results[1]!.content).toBeFalsy();
+    expect(results[2]!.is_error, results[2]!.content).toBeFalsy();
+    expect(seen).toEqual([{ filter: { tag: null } }]);
+    expect(results[3]!.is_error).toBe(true);
+    expect(results[3]!.content).toMatch(/^INVALID_ARGUMENTS: edit: old_string: /);
+    await host.dispose?.();
+  });
+});
