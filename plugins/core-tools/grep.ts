@@ -5,7 +5,7 @@
  * limits over the gitignore-aware walker. At most 500 output lines.
  */
 import { open, stat } from "node:fs/promises";
-import { relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
 import { OUTPUT_CAP_BYTES, capOutput, defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
@@ -56,6 +56,10 @@ async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolCo
     // Sorted output keeps results stable between identical calls.
     "--sort",
     "path",
+    // Look-around and backreferences (which models write, and the JavaScript search accepts) switch
+    // rg to its bundled PCRE2 instead of failing with advice to pass a flag the model cannot pass.
+    "--engine",
+    "auto",
   ];
   if (args.ignore_case) rgArgs.push("--ignore-case");
   if (args.glob) rgArgs.push("--glob", args.glob);
@@ -72,6 +76,17 @@ async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolCo
     lines.push(`${displayPath(ctx.cwd, resolve(ctx.cwd, l.slice(0, nul)))}:${l.slice(nul + 1)}`);
   }
   return { lines, truncated: out.truncated };
+}
+
+/**
+ * The path a `glob` filter is matched against, as rg matches it: relative to cwd (so with path
+ * "src", "src/**\/*.ts" matches and "deep/*.ts" does not), or relative to the searched folder
+ * when that lies outside cwd.
+ */
+function globSubject(cwd: string, root: string, abs: string): string {
+  const fromCwd = relative(cwd, abs);
+  const rel = fromCwd.startsWith("..") || isAbsolute(fromCwd) ? relative(root, abs) : fromCwd;
+  return rel.split(sep).join("/");
 }
 
 async function withJavaScript(args: z.output<typeof input>, ctx: ToolContext, root: string, isFile: boolean) {
@@ -92,7 +107,7 @@ async function withJavaScript(args: z.output<typeof input>, ctx: ToolContext, ro
   const files = isFile ? [root] : walkFiles(root, { signal: ctx.signal });
   outer: for await (const abs of files) {
     if (ctx.signal.aborted) break;
-    if (globMatch && !isFile && !globMatch(relative(root, abs).split(sep).join("/"))) continue;
+    if (globMatch && !isFile && !globMatch(globSubject(ctx.cwd, root, abs))) continue;
     const st = await stat(abs).catch(() => undefined);
     if (!st || st.size > MAX_FALLBACK_FILE_BYTES) continue;
     let data: Buffer;

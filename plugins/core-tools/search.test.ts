@@ -131,6 +131,22 @@ for (const mode of ["ripgrep", "javascript"] as const) {
       expect(big.content).toContain("[stopped at 500 lines");
     });
 
+    it("accepts look-around and backreferences, as the JavaScript search does", async () => {
+      const ctx = makeContext(root);
+      expect((await call(grepTool(opts), { pattern: "const (?=needle)" }, ctx)).content).toBe("a.ts:1:const needle = 1;");
+      expect((await call(grepTool(opts), { pattern: "(?<!const )needle" }, ctx)).content).toBe("sub/c.ts:2:needle again");
+      expect((await call(grepTool(opts), { pattern: "(e)\\1d" }, ctx)).content).toBe(
+        "a.ts:1:const needle = 1;\nb.go:1:package main // Needle here\nsub/c.ts:2:needle again",
+      );
+    });
+
+    it("matches a glob with a folder against the path from cwd, also under path", async () => {
+      const ctx = makeContext(root);
+      expect((await call(grepTool(opts), { pattern: "needle", path: "sub", glob: "sub/*.ts" }, ctx)).content).toBe("sub/c.ts:2:needle again");
+      expect((await call(grepTool(opts), { pattern: "needle", path: "sub", glob: "c.ts" }, ctx)).content).toBe("sub/c.ts:2:needle again");
+      expect((await call(grepTool(opts), { pattern: "needle", glob: "sub/**" }, ctx)).content).toBe("sub/c.ts:2:needle again");
+    });
+
     it("reports no matches and bad regexes", async () => {
       expect((await call(grepTool(opts), { pattern: "zzz" }, makeContext(root))).content).toBe("No matches for zzz");
       const bad = await call(grepTool(opts), { pattern: "(unclosed" }, makeContext(root));
