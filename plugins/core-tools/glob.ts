@@ -48,8 +48,14 @@ export function globTool(opts: SearchToolOptions = {}) {
     try {
       if (!args.pattern.trim()) throw new ToolInputError('pattern is empty: give a glob such as "**/*.ts"');
       const searchDir = args.path ? resolvePath(ctx, args.path).abs : ctx.cwd;
-      const { base, rest } = splitPattern(args.pattern);
-      const root = base ? (isAbsolute(base) ? resolve(base) : resolve(searchDir, base)) : searchDir;
+      let { base, rest } = splitPattern(args.pattern);
+      let root = base ? (isAbsolute(base) ? resolve(base) : resolve(searchDir, base)) : searchDir;
+      // A pattern naming a folder ("src/", or "src" when it is one) lists the files below it.
+      if (rest === "") rest = "**";
+      else if (!GLOB_CHARS.test(rest) && (await stat(resolve(root, rest)).catch(() => undefined))?.isDirectory()) {
+        root = resolve(root, rest);
+        rest = "**";
+      }
       const st = await stat(root).catch(() => undefined);
       if (!st) {
         if (args.path && root === searchDir) throw new ToolInputError(`directory not found: ${displayPath(ctx.cwd, root)}`);

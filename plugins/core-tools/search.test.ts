@@ -77,6 +77,14 @@ for (const mode of ["ripgrep", "javascript"] as const) {
       expect(r.content).toBe(".github/workflows/ci.yml");
     });
 
+    it("lists the files below a pattern that names a folder", async () => {
+      const ctx = makeContext(root);
+      for (const pattern of ["src/", "src", "./src/deep/", "src/deep"]) {
+        const r = await call(globTool(opts), { pattern }, ctx);
+        expect(r.content, pattern).toBe(pattern.includes("deep") ? "src/deep/mid.ts" : "src/new.ts\nsrc/deep/mid.ts\nsrc/old.ts");
+      }
+    });
+
     it("says when nothing matches", async () => {
       expect((await call(globTool(opts), { pattern: "**/*.rs" }, makeContext(root))).content).toBe("No files match **/*.rs");
       expect((await call(globTool(opts), { pattern: "nowhere/*.rs" }, makeContext(root))).content).toBe("No files match nowhere/*.rs");
