@@ -181,3 +181,27 @@ describe("grep inside a git repository", () => {
     }
   });
 });
+
+describe("a literal leading folder that .gitignore excludes (LARIK-REFERENCE §3)", () => {
+  it("is searched by glob and by grep with that path, with the other rules still applied inside it", async () => {
+    execFileSync("git", ["init", "-q"], { cwd: root });
+    await writeTree(root, {
+      ".gitignore": "dist/\n*.map\n",
+      "dist/a.js": "token\n",
+      "dist/a.js.map": "token\n",
+      "dist/sub/b.js": "token\n",
+      "src/c.js": "token\n",
+    });
+    await age("dist/sub/b.js", 100);
+    for (const opts of [{}, { ripgrep: false as const }]) {
+      const mode = JSON.stringify(opts);
+      expect((await call(globTool(opts), { pattern: "dist/**/*.js" }, makeContext(root))).content, mode).toBe("dist/a.js\ndist/sub/b.js");
+      expect((await call(globTool(opts), { pattern: "dist/*" }, makeContext(root))).content, mode).toBe("dist/a.js");
+      expect((await call(globTool(opts), { pattern: "**/*.js" }, makeContext(root))).content, mode).toBe("src/c.js");
+      const g = await call(grepTool(opts), { pattern: "token", path: "dist" }, makeContext(root));
+      expect(g.content, mode).toBe("dist/a.js:1:token\ndist/sub/b.js:1:token");
+      const sub = await call(grepTool(opts), { pattern: "token", path: "dist/sub" }, makeContext(root));
+      expect(sub.content, mode).toBe("dist/sub/b.js:1:token");
+    }
+  });
+});

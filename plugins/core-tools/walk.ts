@@ -91,14 +91,30 @@ interface Rules {
   ig: Ignore;
 }
 
-async function loadRules(dir: string, make: () => Ignore): Promise<Rules | undefined> {
+async function loadRules(dir: string, make: () => Ignore, below?: string): Promise<Rules | undefined> {
   let text: string;
   try {
     text = await readFile(join(dir, ".gitignore"), "utf8");
   } catch {
     return undefined;
   }
-  return { base: dir, ig: make().add(text) };
+  const ig = make().add(text);
+  if (below) {
+    // The search root lies below `dir`. When these rules exclude it (or a folder on the way), rg
+    // still searches it, matching each entry below on its own; `ignore` would exclude everything
+    // under an excluded folder, so those folders are re-included, each with an anchored negation.
+    const parts = relative(dir, below).split(sep).filter(Boolean);
+    if (parts.length && ig.ignores(`${parts.join("/")}/`)) {
+      const negations = parts.map((_, i) => `!/${parts.slice(0, i + 1).map(escapeGlob).join("/")}/`);
+      ig.add(negations);
+    }
+  }
+  return { base: dir, ig };
+}
+
+/** One path segment as a literal gitignore pattern (glob characters and a trailing space escaped). */
+function escapeGlob(segment: string): string {
+  return segment.replace(/[\\*?[\]]/g, "\\$&").replace(/ $/, "\\ ");
 }
 
 function ignored(rules: Rules[], abs: string, isDir: boolean): boolean {
@@ -129,7 +145,7 @@ export async function* walkFiles(root: string, opts: { signal: AbortSignal; hidd
   }
   if (chain.length && existsSync(join(chain[0]!, ".git"))) {
     for (const d of chain) {
-      const r = await loadRules(d, make);
+      const r = await loadRules(d, make, root);
       if (r) inherited.push(r);
     }
   }
