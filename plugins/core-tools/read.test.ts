@@ -1,4 +1,4 @@
-import { mkdir, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { mkdir, open, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readTool } from "./read.js";
@@ -47,6 +47,35 @@ describe("read", () => {
     expect(first).toContain("2500 chars");
     expect(r.content).toContain("     2\tshort");
   });
+
+  it("measures cut lines exactly in UTF-16 units, across CRLF, multibyte text and read chunks", async () => {
+    // 3-byte and 4-byte characters, long enough to span several 64 KiB read chunks.
+    await writeTree(root, { "mb.txt": `${"é".repeat(70_000)}\r\n${"€".repeat(30_000)}\n${"😀".repeat(20_000)}\r\nlast` });
+    const r = await call(readTool, { path: "mb.txt" }, makeContext(root));
+    const lines = r.content.split("\n");
+    expect(lines[0]).toBe(`     1\t${"é".repeat(2000)}… [line cut: 70000 chars]`);
+    expect(lines[1]).toBe(`     2\t${"€".repeat(2000)}… [line cut: 30000 chars]`);
+    // 2000 units end inside no pair: 1000 emoji.
+    expect(lines[2]).toBe(`     3\t${"😀".repeat(1000)}… [line cut: 40000 chars]`);
+    expect(lines[3]).toBe("     4\tlast");
+    expect(r.content).not.toContain("\uFFFD");
+  });
+
+  it("reads a one-line file larger than a JavaScript string can hold without loading it", async () => {
+    // A sparse file: a text head, then ~540 MB of hole on one line (over V8's ~536.9M-char string limit).
+    const size = 540_000_000;
+    const fh = await open(join(root, "huge.min.js"), "w");
+    try {
+      await fh.write("x".repeat(10_000), 0);
+      await fh.truncate(size);
+      await fh.write("\nnext\n", size);
+    } finally {
+      await fh.close();
+    }
+    const r = await call(readTool, { path: "huge.min.js" }, makeContext(root));
+    expect(r.is_error, r.content).toBeFalsy();
+    expect(r.content).toBe(`     1\t${"x".repeat(2000)}… [line cut: ${size} chars]\n     2\tnext`);
+  }, 60_000);
 
   it("stops at the size budget of one result and gives the next offset", async () => {
     const lines = Array.from({ length: 2000 }, (_, i) => `${i} ${"y".repeat(100)}`).join("\n");

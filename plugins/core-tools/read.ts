@@ -4,6 +4,7 @@
  */
 import { open, stat } from "node:fs/promises";
 import { extname } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import * as z from "zod/mini";
 import { OUTPUT_CAP_BYTES, defineTool, type FileTracker, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
@@ -21,7 +22,6 @@ const TEXT_BUDGET_BYTES = OUTPUT_CAP_BYTES - 2_000;
 /** Bytes scanned after the last returned line to count the file's remaining lines. */
 const COUNT_SCAN_BYTES = 64 * 1024 * 1024;
 const CHUNK = 64 * 1024;
-const ONE_BYTE = Buffer.alloc(1);
 
 const IMAGE_TYPES: Record<string, { mime: string; magic: (b: Buffer) => boolean }> = {
   ".png": { mime: "image/png", magic: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
@@ -54,14 +54,25 @@ const input = lazySchema(() =>
   }),
 );
 
-/** Formats one numbered line: 6-wide right-aligned number, a tab, the text cut at {@link MAX_LINE_CHARS}. */
-export function numberLine(n: number, line: string): string {
+/**
+ * Bytes of one line kept in memory: enough for {@link MAX_LINE_CHARS} UTF-16 units of any text
+ * (at most 3 bytes per unit), so a line longer than this is cut anyway and a one-line file of
+ * gigabytes (minified code, a JSON dump) never has to fit in memory or in one string.
+ */
+const LINE_KEEP_BYTES = 4 * MAX_LINE_CHARS;
+
+/**
+ * Formats one numbered line: 6-wide right-aligned number, a tab, the text cut at
+ * {@link MAX_LINE_CHARS} UTF-16 units (never inside a surrogate pair).
+ * @param fullLength the line's length in UTF-16 units when `line` holds only its start.
+ */
+export function numberLine(n: number, line: string, fullLength = line.length): string {
   let text = line;
-  if (text.length > MAX_LINE_CHARS) {
+  if (fullLength > MAX_LINE_CHARS) {
     let cut = text.slice(0, MAX_LINE_CHARS);
     const last = cut.charCodeAt(cut.length - 1);
     if (last >= 0xd800 && last <= 0xdbff) cut = cut.slice(0, -1);
-    text = `${cut}… [line cut: ${line.length} chars]`;
+    text = `${cut}… [line cut: ${fullLength} chars]`;
   }
   return `${String(n).padStart(6)}\t${text}`;
 }
@@ -78,7 +89,8 @@ interface Slice {
 
 /**
  * Streams `abs` and returns lines [offset, offset+limit) without the line terminator (a `\r`
- * before `\n` is dropped), stopping early when the numbered text would exceed the budget.
+ * before `\n` is dropped), stopping early when the numbered text would exceed the budget. Only
+ * the first {@link LINE_KEEP_BYTES} of a returned line are held; the rest is only measured.
  */
 async function readLines(abs: string, offset: number, limit: number, signal: AbortSignal): Promise<Slice> {
   const fh = await open(abs, "r");
@@ -86,17 +98,49 @@ async function readLines(abs: string, offset: number, limit: number, signal: Abo
     const lines: string[] = [];
     let budget = TEXT_BUDGET_BYTES;
     let lineNo = 0; // lines completed so far
-    let partial: Buffer[] = [];
+    // The line being read: its kept bytes and its last byte; once it outgrows the kept bytes, a
+    // streaming decoder measures its whole length in UTF-16 units (as `toString().length` would).
+    let kept: Buffer[] = [];
+    let keptLen = 0;
+    let measure: StringDecoder | undefined;
+    let units = 0;
+    let lastByte = -1;
     let stoppedForSize = false;
     let collecting = true;
     let scannedAfter = 0;
     const buf = Buffer.allocUnsafe(CHUNK);
-    const take = (bytes: Buffer): void => {
+    const add = (piece: Buffer): void => {
+      if (piece.length === 0) return;
+      lastByte = piece[piece.length - 1]!;
+      if (lineNo + 1 < offset) return; // a line before offset: only its end matters
+      const room = LINE_KEEP_BYTES - keptLen;
+      if (room > 0) {
+        const head = piece.subarray(0, room);
+        kept.push(Buffer.from(head));
+        keptLen += head.length;
+      }
+      if (piece.length > room) {
+        if (!measure) {
+          measure = new StringDecoder("utf8");
+          units = measure.write(Buffer.concat(kept)).length;
+        }
+        units += measure.write(piece.subarray(Math.max(room, 0))).length;
+      }
+    };
+    const take = (): void => {
       lineNo++;
+      const bytes = kept.length === 1 ? kept[0]! : Buffer.concat(kept);
+      const cr = lastByte === 13;
+      const full = measure ? units + measure.end().length - (cr ? 1 : 0) : undefined;
+      kept = [];
+      keptLen = 0;
+      measure = undefined;
+      units = 0;
+      lastByte = -1;
       if (!collecting || lineNo < offset) return;
       let s = bytes.toString("utf8");
-      if (s.endsWith("\r")) s = s.slice(0, -1);
-      const formatted = numberLine(lineNo, s);
+      if (full === undefined && cr) s = s.slice(0, -1);
+      const formatted = numberLine(lineNo, s, full);
       const cost = Buffer.byteLength(formatted) + 1;
       if (cost > budget && lines.length > 0) {
         stoppedForSize = true;
@@ -107,6 +151,7 @@ async function readLines(abs: string, offset: number, limit: number, signal: Abo
       lines.push(formatted);
       if (lines.length >= limit) collecting = false;
     };
+    let pendingTail = false; // an unterminated last line, while only counting
     for (;;) {
       if (signal.aborted) throw new ToolInputError("read interrupted");
       const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
@@ -122,17 +167,16 @@ async function readLines(abs: string, offset: number, limit: number, signal: Abo
         }
         lineNo += newlines;
         // Only whether an unterminated last line exists matters now, not its bytes.
-        if (newlines === 0 || chunk.lastIndexOf(10) < chunk.length - 1) partial = [ONE_BYTE];
-        else partial = [];
+        if (newlines > 0) pendingTail = chunk.lastIndexOf(10) < chunk.length - 1;
+        else pendingTail = true;
         scannedAfter += bytesRead;
         if (scannedAfter > COUNT_SCAN_BYTES) return { lines, first: offset, stoppedForSize };
         continue;
       }
       let start = 0;
       for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
-        const piece = chunk.subarray(start, i);
-        take(partial.length ? Buffer.concat([...partial, piece]) : Buffer.from(piece));
-        partial = [];
+        add(chunk.subarray(start, i));
+        take();
         start = i + 1;
         if (!collecting) {
           // Count the rest of this chunk's lines cheaply.
@@ -142,14 +186,15 @@ async function readLines(abs: string, offset: number, limit: number, signal: Abo
             start = j + 1;
             j = chunk.indexOf(10, start);
           }
+          pendingTail = start < chunk.length;
+          start = chunk.length;
           break;
         }
       }
-      if (start < chunk.length) partial.push(Buffer.from(chunk.subarray(start)));
+      if (start < chunk.length) add(chunk.subarray(start));
     }
-    const tail = Buffer.concat(partial);
-    if (tail.length > 0) {
-      if (collecting) take(tail);
+    if (collecting ? lastByte !== -1 : pendingTail) {
+      if (collecting) take();
       else lineNo++;
     }
     return { lines, first: offset, total: lineNo, stoppedForSize };
