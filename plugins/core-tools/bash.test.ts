@@ -172,6 +172,10 @@ describe("bash", () => {
   it("validates the timeout range", async () => {
     const r = await call(bash, { command: "true", timeout: 601 }, ctx);
     expect(r.content).toMatch(/^INVALID_ARGUMENTS: bash: timeout/);
+    // A millisecond value, as some models send, is answered with the unit.
+    const ms = await call(bash, { command: "true", timeout: 120000 }, ctx);
+    expect(ms.content).toMatch(/^INVALID_ARGUMENTS: bash: timeout: must be in seconds, more than 0 and at most 600 \(default 120\)\./);
+    expect((await call(bash, { command: "true", timeout: 0 }, ctx)).content).toMatch(/timeout: must be in seconds/);
   });
 });
 

@@ -15,10 +15,13 @@ import { EXIT_DRAIN_MS, OutputCapture, cleanOutput, startShell } from "./shell.j
 export const DEFAULT_TIMEOUT_S = 120;
 export const MAX_TIMEOUT_S = 600;
 
+const TIMEOUT_UNIT = `must be in seconds, more than 0 and at most ${MAX_TIMEOUT_S} (default ${DEFAULT_TIMEOUT_S})`;
+
 const input = lazySchema(() =>
   z.object({
     command: z.string().check(z.describe("The command to run with bash -c")),
-    timeout: z.optional(z.number().check(z.positive()).check(z.lte(MAX_TIMEOUT_S))).check(z.describe(`Timeout in seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S})`)),
+    // Models used to millisecond timeouts send 120000: the message names the unit.
+    timeout: z.optional(z.number().check(z.positive({ error: TIMEOUT_UNIT })).check(z.lte(MAX_TIMEOUT_S, { error: TIMEOUT_UNIT }))).check(z.describe(`Timeout in seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S})`)),
     run_in_background: z.optional(z.boolean()).check(z.describe("Start the command in the background and return an id at once; read it with bash_output, stop it with kill_bash")),
     sandbox: z.optional(z.boolean()).check(z.describe("Set false to run outside the OS sandbox (asks for approval)")),
     checkpoint_paths: z.optional(z.array(z.string()).check(z.maxLength(64))).check(z.describe("Files the command will change that git does not track (ignored or outside a repo), saved first for /undo")),
