@@ -199,7 +199,15 @@ export async function editFile(ctx: ToolContext, path: string, edits: EditSpec[]
     }
     const after = finishDoc(doc, text);
     const before = (doc.bom ? "\uFEFF" : "") + doc.text;
-    if (after === before) throw new ToolInputError(`the edit leaves ${target.rel} unchanged`);
+    if (after === before) {
+      if (text !== doc.text) {
+        // The replacement differed only in the final newline, which finishDoc restores.
+        throw new ToolInputError(
+          `the edit would only ${doc.finalNewline ? "remove" : "add"} the final newline of ${target.rel}, which edit keeps as it is; use write to change it`,
+        );
+      }
+      throw new ToolInputError(`the edit leaves ${target.rel} unchanged`);
+    }
     await commitWrite(ctx, target, after);
     const notes = [...new Set(applied.map((a) => a.note).filter(Boolean))];
     let summary: string;

@@ -97,6 +97,17 @@ describe("edit", () => {
     expect(await readFile(f, "utf8")).toBe("a\nc\n");
   });
 
+  it("says so when an edit would only add or remove the final newline", async () => {
+    const f = await prepared("nl.txt", "a\nb\n");
+    const drop = await call(editTool, { path: "nl.txt", old_string: "b\n", new_string: "b" }, ctx);
+    expect(drop.is_error).toBe(true);
+    expect(drop.content).toBe("the edit would only remove the final newline of nl.txt, which edit keeps as it is; use write to change it");
+    await prepared("none.txt", "a\nb");
+    const add = await call(editTool, { path: "none.txt", old_string: "b", new_string: "b\n" }, ctx);
+    expect(add.content).toBe("the edit would only add the final newline of none.txt, which edit keeps as it is; use write to change it");
+    expect(await readFile(f, "utf8")).toBe("a\nb\n");
+  });
+
   it("keeps tabs byte for byte", async () => {
     const f = await prepared("Makefile", "all:\n\tgcc -o x x.c\n\techo done\n");
     await call(editTool, { path: "Makefile", old_string: "\tgcc -o x x.c", new_string: "\tgcc -O2 -o x x.c" }, ctx);
