@@ -79,7 +79,7 @@ export function protectedReason(relToRoot: string): string | undefined {
 /**
  * Resolves a path a write tool will write and enforces the boundary: inside `ctx.projectRoot`,
  * no symlink in any existing component (each one is `lstat`ed from the root down), not a
- * protected path, not a directory, no non-directory parent.
+ * protected path, not a directory (nor a path ending in a slash), no non-directory parent.
  * @returns the resolved path and whether the target exists (its `lstat` when it does).
  * @throws ToolInputError with a one-line reason.
  */
@@ -88,6 +88,8 @@ export async function resolveWritePath(
   p: string,
 ): Promise<ResolvedPath & { exists: boolean; mtimeMs?: number; mode?: number; size?: number }> {
   const r = resolvePath(ctx, p);
+  // resolve() drops a trailing slash; without this check "docs/new/" would become a file "docs/new".
+  if (p.endsWith("/") || p.endsWith(sep)) throw new ToolInputError(`refused: ${p} ends with a slash, so it names a folder; give a file path (folders are created as needed)`);
   const root = resolve(ctx.projectRoot);
   const inRoot = relative(root, r.abs);
   if (inRoot === "") throw new ToolInputError(`refused: ${r.rel} is the project root directory, not a file`);

@@ -1,4 +1,5 @@
 import { chmod, mkdir, readFile, readdir, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { protectedReason } from "./paths.js";
@@ -147,6 +148,10 @@ describe("write", () => {
     const ctx = makeContext(root);
     expect((await call(writeTool, { path: "d", content: "x" }, ctx)).content).toContain("is a directory");
     expect((await call(writeTool, { path: "plain/child.txt", content: "x" }, ctx)).content).toContain("is not a directory");
+    const slash = await call(writeTool, { path: "d/new/", content: "x" }, ctx);
+    expect(slash.is_error).toBe(true);
+    expect(slash.content).toBe("refused: d/new/ ends with a slash, so it names a folder; give a file path (folders are created as needed)");
+    expect(existsSync(join(root, "d/new"))).toBe(false);
   });
 });
 
