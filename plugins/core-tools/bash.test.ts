@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -167,6 +167,18 @@ describe("bash", () => {
     expect(out.is_error).toBe(true);
     expect(out.content).toContain("outside the project");
     expect(existsSync(join(root, "ran.txt"))).toBe(false);
+  });
+
+  it("says the working directory is gone instead of blaming bash, also in the background", async () => {
+    const gone = join(root, "gone");
+    mkdirSync(gone);
+    const inGone = makeContext(gone, { projectRoot: root, sidecar: join(root, ".sc") });
+    rmSync(gone, { recursive: true });
+    for (const run_in_background of [false, true]) {
+      const r = await call(bash, { command: "echo hi", run_in_background }, inGone);
+      expect(r.is_error, r.content).toBe(true);
+      expect(r.content).toBe(`could not start the command: the working directory ${gone} no longer exists, so no command can start there; recreate it (write a file into it) or ask the user`);
+    }
   });
 
   it("validates the timeout range", async () => {

@@ -4,6 +4,7 @@
  * exact output for `raw_output`, kills the whole process group on timeout or interrupt, and does
  * not hang on background children that keep the output pipe open.
  */
+import { existsSync } from "node:fs";
 import * as z from "zod/mini";
 import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
@@ -30,6 +31,17 @@ const input = lazySchema(() =>
 
 /** Output text shapes that usually mean the OS sandbox refused something. */
 const SANDBOX_FAILURE = /Read-only file system|Operation not permitted|Could not resolve host|Temporary failure in name resolution|Network is unreachable/i;
+
+/**
+ * Why a command could not start, in words: spawn reports a missing working directory as
+ * "spawn bash ENOENT", which reads as if bash were missing.
+ */
+function startFailure(err: Error, cwd: string): string {
+  if ((err as NodeJS.ErrnoException).code === "ENOENT" && !existsSync(cwd)) {
+    return `could not start the command: the working directory ${cwd} no longer exists, so no command can start there; recreate it (write a file into it) or ask the user`;
+  }
+  return `could not start the command: ${err.message}`;
+}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -66,7 +78,12 @@ export function bashTool(shells: BackgroundShells) {
       try {
         shell = shells.start(base);
       } catch (err) {
-        return { content: `could not start the command: ${(err as Error).message}`, is_error: true };
+        return { content: startFailure(err as Error, ctx.cwd), is_error: true };
+      }
+      // No pid: spawn failed, and says so in an "error" event right after.
+      if (shell.proc.pid === undefined) {
+        await shell.proc.exited;
+        return { content: startFailure(shell.proc.error ?? new Error("unknown error"), ctx.cwd), is_error: true };
       }
       return {
         content: `Started background shell ${shell.id} (pid ${shell.proc.pid}). Read its output with bash_output {"id": "${shell.id}"}; stop it with kill_bash.`,
@@ -78,7 +95,7 @@ export function bashTool(shells: BackgroundShells) {
     try {
       proc = startShell({ ...base, onData: (c) => capture.push(c) });
     } catch (err) {
-      return { content: `could not start the command: ${(err as Error).message}`, is_error: true };
+      return { content: startFailure(err as Error, ctx.cwd), is_error: true };
     }
     const timeoutS = args.timeout ?? DEFAULT_TIMEOUT_S;
     let ending: "timeout" | "abort" | undefined;
@@ -104,7 +121,7 @@ export function bashTool(shells: BackgroundShells) {
     proc.stopReading();
     await proc.finishSidecar();
 
-    if (proc.error) return { content: `could not start the command: ${proc.error.message}`, is_error: true };
+    if (proc.error) return { content: startFailure(proc.error, ctx.cwd), is_error: true };
 
     const safe = toSafeText(capture.text());
     let out = cleanOutput(safe.text).replace(/\n+$/, "");
