@@ -56,6 +56,8 @@ async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolCo
     // Sorted output keeps results stable between identical calls.
     "--sort",
     "path",
+    // "$" also matches before a CRLF line end, as in the JavaScript search, which drops the "\r".
+    "--crlf",
     // Look-around and backreferences (which models write, and the JavaScript search accepts) switch
     // rg to its bundled PCRE2 instead of failing with advice to pass a flag the model cannot pass.
     "--engine",
@@ -73,7 +75,9 @@ async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolCo
   for (const l of out.lines) {
     const nul = l.indexOf("\0");
     if (nul === -1) continue;
-    lines.push(`${displayPath(ctx.cwd, resolve(ctx.cwd, l.slice(0, nul)))}:${l.slice(nul + 1)}`);
+    // rg prints a CRLF line with its "\r"; a stray carriage return would garble a terminal.
+    const text = l.endsWith("\r") ? l.slice(nul + 1, -1) : l.slice(nul + 1);
+    lines.push(`${displayPath(ctx.cwd, resolve(ctx.cwd, l.slice(0, nul)))}:${text}`);
   }
   return { lines, truncated: out.truncated };
 }

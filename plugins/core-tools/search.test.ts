@@ -148,6 +148,14 @@ for (const mode of ["ripgrep", "javascript"] as const) {
       );
     });
 
+    it("treats CRLF line ends like LF ones: `$` matches before them and no \\r is printed", async () => {
+      await writeTree(root, { "win.txt": "alpha end\r\nbeta end\r\nend not\r\n" });
+      const r = await call(grepTool(opts), { pattern: "end$", glob: "*.txt" }, makeContext(root));
+      expect(r.content).toBe("win.txt:1:alpha end\nwin.txt:2:beta end");
+      const all = await call(grepTool(opts), { pattern: "end", path: "win.txt" }, makeContext(root));
+      expect(all.content).toBe("win.txt:1:alpha end\nwin.txt:2:beta end\nwin.txt:3:end not");
+    });
+
     it("matches a glob with a folder against the path from cwd, also under path", async () => {
       const ctx = makeContext(root);
       expect((await call(grepTool(opts), { pattern: "needle", path: "sub", glob: "sub/*.ts" }, ctx)).content).toBe("sub/c.ts:2:needle again");
