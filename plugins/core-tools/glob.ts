@@ -9,7 +9,7 @@ import * as z from "zod/mini";
 import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
-import { ripgrepPath, runRipgrep, walkFiles, type RipgrepOption } from "./walk.js";
+import { runRipgrep, walkFiles, withSearchEngine, type RipgrepOption } from "./walk.js";
 
 /** Paths returned at most. */
 export const MAX_GLOB_RESULTS = 200;
@@ -66,35 +66,33 @@ export function globTool(opts: SearchToolOptions = {}) {
       const hidden = /(^|\/)\./.test(rest);
       const { default: picomatch } = await import("picomatch");
       const isMatch = picomatch(rest, { dot: hidden });
-      const matches: string[] = [];
-      let more = false;
-      const rg = await ripgrepPath(opts.ripgrep);
-      if (rg) {
-        const rgArgs = ["--files", "--no-require-git", "--no-messages", "--glob", "!.git"];
-        if (hidden) rgArgs.push("--hidden");
-        const out = await runRipgrep(rg, rgArgs, root, ctx.signal, 1_000_000);
-        for (const line of out.lines) {
-          if (!line) continue;
-          const rel = line.replace(/^\.\//, "");
-          if (isMatch(rel)) {
-            if (matches.length >= MAX_SORTED) {
-              more = true;
-              break;
-            }
-            matches.push(join(root, rel));
+      const { matches, more } = await withSearchEngine(
+        opts.ripgrep,
+        ctx.notice,
+        async (rg) => {
+          const found: string[] = [];
+          const rgArgs = ["--files", "--no-require-git", "--no-messages", "--glob", "!.git"];
+          if (hidden) rgArgs.push("--hidden");
+          const out = await runRipgrep(rg, rgArgs, root, ctx.signal, 1_000_000);
+          for (const line of out.lines) {
+            if (!line) continue;
+            const rel = line.replace(/^\.\//, "");
+            if (!isMatch(rel)) continue;
+            if (found.length >= MAX_SORTED) return { matches: found, more: true };
+            found.push(join(root, rel));
           }
-        }
-      } else {
-        for await (const abs of walkFiles(root, { signal: ctx.signal, hidden })) {
-          if (isMatch(relative(root, abs).split(sep).join("/"))) {
-            if (matches.length >= MAX_SORTED) {
-              more = true;
-              break;
-            }
-            matches.push(abs);
+          return { matches: found, more: false };
+        },
+        async () => {
+          const found: string[] = [];
+          for await (const abs of walkFiles(root, { signal: ctx.signal, hidden })) {
+            if (!isMatch(relative(root, abs).split(sep).join("/"))) continue;
+            if (found.length >= MAX_SORTED) return { matches: found, more: true };
+            found.push(abs);
           }
-        }
-      }
+          return { matches: found, more: false };
+        },
+      );
       if (ctx.signal.aborted) throw new ToolInputError("glob interrupted");
       if (matches.length === 0) return { content: `No files match ${args.pattern}` };
       const withTime = await Promise.all(

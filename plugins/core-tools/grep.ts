@@ -12,7 +12,7 @@ import { INPUT_SCHEMAS } from "./input-schemas.js";
 import type { SearchToolOptions } from "./glob.js";
 import { looksBinary } from "./fileio.js";
 import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
-import { ripgrepPath, runRipgrep, walkFiles } from "./walk.js";
+import { runRipgrep, walkFiles, withSearchEngine } from "./walk.js";
 
 /** Output lines at most (§3). */
 export const MAX_GREP_LINES = 500;
@@ -152,9 +152,13 @@ export function grepTool(opts: SearchToolOptions = {}) {
       const { abs: root, rel } = args.path ? resolvePath(ctx, args.path) : { abs: ctx.cwd, rel: "." };
       const st = await stat(root).catch(() => undefined);
       if (!st) throw new ToolInputError(`path not found: ${rel}`);
-      const rg = await ripgrepPath(opts.ripgrep);
       const target = root === ctx.cwd ? undefined : rel;
-      const result = rg ? await withRipgrep(rg, args, ctx, target) : await withJavaScript(args, ctx, root, st.isFile());
+      const result = await withSearchEngine(
+        opts.ripgrep,
+        ctx.notice,
+        (rg) => withRipgrep(rg, args, ctx, target),
+        () => withJavaScript(args, ctx, root, st.isFile()),
+      );
       if (ctx.signal.aborted) throw new ToolInputError("grep interrupted");
       if (result.lines.length === 0) return { content: `No matches for ${args.pattern}${args.path ? ` in ${rel}` : ""}` };
       let text = result.lines.join("\n");

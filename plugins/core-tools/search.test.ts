@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { utimes } from "node:fs/promises";
+import { chmod, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { globTool, splitPattern } from "./glob.js";
@@ -210,6 +210,22 @@ describe("a literal leading folder that .gitignore excludes (LARIK-REFERENCE §3
       expect(g.content, mode).toBe("dist/a.js:1:token\ndist/sub/b.js:1:token");
       const sub = await call(grepTool(opts), { pattern: "token", path: "dist/sub" }, makeContext(root));
       expect(sub.content, mode).toBe("dist/sub/b.js:1:token");
+    }
+  });
+});
+
+describe("an rg that cannot run", () => {
+  it("falls back to the JavaScript search, with one notice, for a binary that is not executable or not a program", async () => {
+    await writeTree(root, { "a.ts": "needle\n", "bin/rg-noexec": "not a program", "bin/rg-garbage": "\x7fELF garbage" });
+    await chmod(join(root, "bin/rg-garbage"), 0o755);
+    for (const rgFile of ["bin/rg-noexec", "bin/rg-garbage"]) {
+      const opts = { ripgrep: join(root, rgFile) };
+      const ctx = makeContext(root);
+      expect((await call(grepTool(opts), { pattern: "needle" }, ctx)).content, rgFile).toBe("a.ts:1:needle");
+      expect((await call(globTool(opts), { pattern: "*.ts" }, ctx)).content, rgFile).toBe("a.ts");
+      expect((await call(grepTool(opts), { pattern: "needle", path: "a.ts" }, ctx)).content, rgFile).toBe("a.ts:1:needle");
+      expect(ctx.notices, rgFile).toHaveLength(1);
+      expect(ctx.notices[0]).toMatch(/^ripgrep cannot run \(.*rg-.*\); glob and grep use the slower built-in search$/);
     }
   });
 });

@@ -19,14 +19,47 @@ export type RipgrepOption = string | false | undefined;
 
 let bundled: Promise<string | undefined> | undefined;
 
-/** The ripgrep binary to use, or undefined when none is available. */
+/** rg binaries that failed to run once; the JavaScript search is used instead from then on. */
+const unusable = new Set<string>();
+
+/**
+ * Thrown by {@link runRipgrep} when the binary cannot run at all: missing, not executable (a
+ * `noexec` mount, a lost exec bit) or not a program for this machine (the shell's 126/127).
+ */
+export class RipgrepUnusable extends Error {
+  override name = "RipgrepUnusable";
+}
+
+/** The ripgrep binary to use, or undefined when none is available or it proved unusable. */
 export async function ripgrepPath(opt: RipgrepOption): Promise<string | undefined> {
   if (opt === false) return undefined;
-  if (typeof opt === "string") return opt;
+  if (typeof opt === "string") return unusable.has(opt) ? undefined : opt;
   bundled ??= import("@vscode/ripgrep")
     .then((m) => (existsSync(m.rgPath) ? m.rgPath : undefined))
     .catch(() => undefined);
-  return bundled;
+  const path = await bundled;
+  return path && !unusable.has(path) ? path : undefined;
+}
+
+/**
+ * Runs `search` with rg when one is available, else — or when rg turns out unable to run —
+ * with `fallback`, telling the user once through `notice`.
+ */
+export async function withSearchEngine<T>(
+  opt: RipgrepOption,
+  notice: (text: string) => void,
+  search: (rg: string) => Promise<T>,
+  fallback: () => Promise<T>,
+): Promise<T> {
+  const rg = await ripgrepPath(opt);
+  if (!rg) return fallback();
+  try {
+    return await search(rg);
+  } catch (err) {
+    if (!(err instanceof RipgrepUnusable)) throw err;
+    notice(`ripgrep cannot run (${err.message}); glob and grep use the slower built-in search`);
+    return fallback();
+  }
 }
 
 /** The result of one rg run: its stdout lines (at most `maxLines`), stderr text and exit code. */
@@ -41,6 +74,7 @@ export interface RgRun {
 /**
  * Runs rg with `args` in `cwd`, collecting stdout lines until `maxLines` (then rg is killed).
  * stdin is closed so rg never waits for piped input.
+ * @throws RipgrepUnusable when the binary cannot run (it is then skipped by {@link ripgrepPath}).
  */
 export function runRipgrep(rg: string, args: string[], cwd: string, signal: AbortSignal, maxLines: number): Promise<RgRun> {
   return new Promise((resolvePromise, reject) => {
@@ -71,10 +105,21 @@ export function runRipgrep(rg: string, args: string[], cwd: string, signal: Abor
     });
     child.on("error", (err) => {
       signal.removeEventListener("abort", onAbort);
-      reject(err);
+      const code = (err as NodeJS.ErrnoException).code;
+      // The same codes come from a working directory that vanished: that is no fault of rg.
+      if ((code === "ENOENT" || code === "EACCES" || code === "EPERM" || code === "ENOEXEC") && existsSync(cwd)) {
+        unusable.add(rg);
+        reject(new RipgrepUnusable(`${rg}: ${code}`));
+      } else reject(err);
     });
     child.on("close", (code) => {
       signal.removeEventListener("abort", onAbort);
+      // A file the kernel will not execute is run by the shell (execvp), which exits 126 or 127.
+      if ((code === 126 || code === 127) && lines.length === 0) {
+        unusable.add(rg);
+        reject(new RipgrepUnusable(`${rg}: ${stderr.trim().split("\n")[0] || `exit code ${code}`}`));
+        return;
+      }
       if (!truncated && rest) {
         if (lines.length < maxLines) lines.push(rest);
         else truncated = true;
