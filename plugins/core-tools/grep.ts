@@ -32,6 +32,9 @@ const input = lazySchema(() =>
   }),
 );
 
+/** How a match in a binary file named by `path` is reported (rg's words, without the offset). */
+const BINARY_NOTE = ": binary file matches";
+
 function cutLine(text: string): string {
   if (text.length <= MAX_COLUMNS) return text;
   return `${text.slice(0, MAX_COLUMNS)} [... omitted end of long line]`;
@@ -74,7 +77,12 @@ async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolCo
   const lines: string[] = [];
   for (const l of out.lines) {
     const nul = l.indexOf("\0");
-    if (nul === -1) continue;
+    if (nul === -1) {
+      // A file named in `path` that is binary: rg says "<path>: binary file matches (found …)".
+      const at = l.lastIndexOf(BINARY_NOTE);
+      if (at > 0) lines.push(`${displayPath(ctx.cwd, resolve(ctx.cwd, l.slice(0, at)))}${BINARY_NOTE}`);
+      continue;
+    }
     // rg prints a CRLF line with its "\r"; a stray carriage return would garble a terminal.
     const text = l.endsWith("\r") ? l.slice(nul + 1, -1) : l.slice(nul + 1);
     lines.push(`${displayPath(ctx.cwd, resolve(ctx.cwd, l.slice(0, nul)))}:${text}`);
@@ -125,8 +133,12 @@ async function withJavaScript(args: z.output<typeof input>, ctx: ToolContext, ro
     } catch {
       continue;
     }
-    if (looksBinary(data)) continue;
     const shown = displayPath(ctx.cwd, abs);
+    if (looksBinary(data)) {
+      // As rg: a binary file is skipped in a folder, and reported in one line when named itself.
+      if (isFile && re.test(data.toString("latin1"))) lines.push(`${shown}${BINARY_NOTE}`);
+      continue;
+    }
     const text = data.toString("utf8").split("\n");
     let perFile = 0;
     for (let i = 0; i < text.length; i++) {

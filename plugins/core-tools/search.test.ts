@@ -163,6 +163,13 @@ for (const mode of ["ripgrep", "javascript"] as const) {
       expect((await call(grepTool(opts), { pattern: "needle", glob: "sub/**" }, ctx)).content).toBe("sub/c.ts:2:needle again");
     });
 
+    it("skips binary files in a folder, and says a binary file named by path matches", async () => {
+      const ctx = makeContext(root);
+      expect((await call(grepTool(opts), { pattern: "binary" }, ctx)).content).toBe("No matches for binary");
+      expect((await call(grepTool(opts), { pattern: "needle", path: "bin.dat" }, ctx)).content).toBe("bin.dat: binary file matches");
+      expect((await call(grepTool(opts), { pattern: "zzz", path: "bin.dat" }, ctx)).content).toBe("No matches for zzz in bin.dat");
+    });
+
     it("reports no matches and bad regexes", async () => {
       expect((await call(grepTool(opts), { pattern: "zzz" }, makeContext(root))).content).toBe("No matches for zzz");
       const bad = await call(grepTool(opts), { pattern: "(unclosed" }, makeContext(root));
