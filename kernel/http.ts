@@ -470,7 +470,8 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
 }
 
 function retryNotice(err: ProviderError, delayMs: number, attempt: number, max: number): StreamEvent {
-  const what = err.status ? `HTTP ${err.status} ${err.kind.replace(/_/g, " ")}` : err.kind;
+  // without a status the kind alone ("network") hides what failed; the fix hint waits for the last attempt
+  const what = err.status ? `HTTP ${err.status} ${err.kind.replace(/_/g, " ")}` : err.message.replace(/ \((?:check|is the server)[^)]*\)$/, "");
   return { type: "notice", text: `${err.provider}: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${max})` };
 }
 

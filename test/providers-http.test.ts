@@ -249,6 +249,18 @@ describe("postJson", () => {
     expect(err.message).toContain("check base_url");
     expect(err.message).not.toMatch(/\n/);
     expect(sleeps).toHaveLength(2);
+    // each retry says what failed; the fix hint waits for the final error
+    const notices: string[] = [];
+    const gen = sendJson({ provider: "p", url, body: {}, sleep: fastSleep, random: () => 0, hint: "check base_url" });
+    await caught(
+      (async () => {
+        for (let r = await gen.next(); !r.done; r = await gen.next()) if (r.value.type === "notice") notices.push(r.value.text);
+      })(),
+    );
+    expect(notices).toEqual([
+      `p: cannot reach ${url}: ECONNREFUSED; retrying in 0.5 s (1/2)`,
+      `p: cannot reach ${url}: ECONNREFUSED; retrying in 1.0 s (2/2)`,
+    ]);
   });
 
   it("sends a GET without a body when asked (model probing)", async () => {
