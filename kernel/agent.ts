@@ -729,6 +729,11 @@ export class Agent {
     });
     if (decision.decision === "deny") return fail(`permission denied: ${decision.reason}`);
     if (decision.decision === "ask") {
+      // a call that would fail anyway gets its error now, not a question whose "yes" leads only
+      // to it; a precheck that itself fails leaves the question (run checks again anyway)
+      const checkCtx = { cwd: this.host.cwd, projectRoot: this.host.projectRoot, files: this.files, settings: this.host.settings };
+      const problem = await tool.precheck?.(input, checkCtx).catch(() => undefined);
+      if (problem) return fail(problem);
       const request_id = `perm-${++this.#permSeq}`;
       const answer = await new Promise<PermissionAnswer>((resolve) => {
         this.#pending.set(request_id, { resolve, suggested: decision.suggested_rule });

@@ -83,8 +83,20 @@ export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
   subject?(input: z.output<S>): string | undefined;
   /** Absolute or cwd-relative paths the call writes, for boundary checks (write tools). */
   writePaths?(input: z.output<S>): string[];
+  /**
+   * Checks that read but change nothing, run just before the user would be asked to approve the
+   * call: a call that would fail anyway (an edit of a file not read yet, an `old_string` that is
+   * not in the file) is answered with the returned text as an error result, and nobody is asked
+   * a question whose "yes" leads only to that error (Claude Code's `validateInput`). Returns
+   * undefined when the call may go on. Not called for calls allowed or denied without asking;
+   * `run` checks again, since the file may change meanwhile.
+   */
+  precheck?(input: z.output<S>, ctx: ToolCheckContext): Promise<string | undefined>;
   run(input: z.output<S>, ctx: ToolContext): Promise<ToolResult>;
 }
+
+/** What a {@link ToolDefinition.precheck} may use: nothing that writes or runs. */
+export type ToolCheckContext = Pick<ToolContext, "cwd" | "projectRoot" | "files" | "settings">;
 
 /** A tool with its input type erased, as held by the registry. */
 export type AnyTool = ToolDefinition<ToolInputSchema>;

@@ -5,7 +5,7 @@
  * `String.prototype.replace` patterns anywhere).
  */
 import { readFile } from "node:fs/promises";
-import type { ToolContext, ToolResult } from "../../kernel/index.js";
+import type { ToolCheckContext, ToolContext, ToolResult } from "../../kernel/index.js";
 import { miniDiff } from "./diff.js";
 import { checkFresh, commitWrite, looksBinary } from "./fileio.js";
 import { ToolInputError, errorResult, resolveWritePath } from "./paths.js";
@@ -180,34 +180,7 @@ export function finishDoc(doc: Doc, text: string): string {
  */
 export async function editFile(ctx: ToolContext, path: string, edits: EditSpec[], multi: boolean): Promise<ToolResult> {
   try {
-    const target = await resolveWritePath(ctx, path);
-    if (!target.exists) throw new ToolInputError(`${target.rel} does not exist; use write to create it`);
-    checkFresh(ctx, target);
-    const bytes = await readFile(target.abs);
-    const doc = parseDoc(bytes, target.rel);
-    let text = doc.text;
-    const applied: Applied[] = [];
-    for (let i = 0; i < edits.length; i++) {
-      try {
-        const a = applyEdit(doc, text, edits[i]!, target.rel);
-        applied.push(a);
-        text = a.text;
-      } catch (err) {
-        if (!multi) throw err;
-        throw new ToolInputError(`edit ${i + 1} of ${edits.length}: ${(err as Error).message} No edit was applied.`);
-      }
-    }
-    const after = finishDoc(doc, text);
-    const before = (doc.bom ? "\uFEFF" : "") + doc.text;
-    if (after === before) {
-      if (text !== doc.text) {
-        // The replacement differed only in the final newline, which finishDoc restores.
-        throw new ToolInputError(
-          `the edit would only ${doc.finalNewline ? "remove" : "add"} the final newline of ${target.rel}, which edit keeps as it is; use write to change it`,
-        );
-      }
-      throw new ToolInputError(`the edit leaves ${target.rel} unchanged`);
-    }
+    const { target, doc, text, applied, after } = await planEdit(ctx, path, edits, multi);
     await commitWrite(ctx, target, after);
     const notes = [...new Set(applied.map((a) => a.note).filter(Boolean))];
     let summary: string;
@@ -224,4 +197,54 @@ export async function editFile(ctx: ToolContext, path: string, edits: EditSpec[]
   } catch (err) {
     return errorResult(err);
   }
+}
+
+/**
+ * Why the edits cannot apply as they stand (not read, changed, no match, not unique, no
+ * change), or undefined: {@link planEdit} without the write, for the tools' `precheck`.
+ */
+export async function editProblem(ctx: ToolCheckContext, path: string, edits: EditSpec[], multi: boolean): Promise<string | undefined> {
+  try {
+    await planEdit(ctx, path, edits, multi);
+    return undefined;
+  } catch (err) {
+    return errorResult(err).content;
+  }
+}
+
+/**
+ * Everything an edit does but the write: boundary and freshness checks, then every edit applied
+ * in memory in order.
+ * @throws ToolInputError with the one-line reason the edit cannot apply.
+ */
+async function planEdit(ctx: ToolCheckContext, path: string, edits: EditSpec[], multi: boolean) {
+  const target = await resolveWritePath(ctx, path);
+  if (!target.exists) throw new ToolInputError(`${target.rel} does not exist; use write to create it`);
+  checkFresh(ctx, target);
+  const bytes = await readFile(target.abs);
+  const doc = parseDoc(bytes, target.rel);
+  let text = doc.text;
+  const applied: Applied[] = [];
+  for (let i = 0; i < edits.length; i++) {
+    try {
+      const a = applyEdit(doc, text, edits[i]!, target.rel);
+      applied.push(a);
+      text = a.text;
+    } catch (err) {
+      if (!multi) throw err;
+      throw new ToolInputError(`edit ${i + 1} of ${edits.length}: ${(err as Error).message} No edit was applied.`);
+    }
+  }
+  const after = finishDoc(doc, text);
+  const before = (doc.bom ? "\uFEFF" : "") + doc.text;
+  if (after === before) {
+    if (text !== doc.text) {
+      // The replacement differed only in the final newline, which finishDoc restores.
+      throw new ToolInputError(
+        `the edit would only ${doc.finalNewline ? "remove" : "add"} the final newline of ${target.rel}, which edit keeps as it is; use write to change it`,
+      );
+    }
+    throw new ToolInputError(`the edit leaves ${target.rel} unchanged`);
+  }
+  return { target, doc, text, applied, after };
 }

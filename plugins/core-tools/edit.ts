@@ -4,7 +4,7 @@
 import * as z from "zod/mini";
 import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
-import { editFile } from "./edit-core.js";
+import { editFile, editProblem } from "./edit-core.js";
 import { pathSubject } from "./paths.js";
 
 const input = lazySchema(() =>
@@ -26,5 +26,6 @@ export const editTool = defineTool({
   kind: "write",
   subject: (i) => pathSubject(i.path),
   writePaths: (i) => [i.path],
+  precheck: (i, ctx) => editProblem(ctx, i.path, [i], false),
   run: (i, ctx) => editFile(ctx, i.path, [i], false),
 });

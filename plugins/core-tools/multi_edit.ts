@@ -5,7 +5,7 @@
 import * as z from "zod/mini";
 import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
-import { editFile } from "./edit-core.js";
+import { editFile, editProblem } from "./edit-core.js";
 import { pathSubject } from "./paths.js";
 
 const edit = lazySchema(() =>
@@ -34,5 +34,6 @@ export const multiEditTool = defineTool({
   kind: "write",
   subject: (i) => pathSubject(i.path),
   writePaths: (i) => [i.path],
+  precheck: (i, ctx) => editProblem(ctx, i.path, i.edits, true),
   run: (i, ctx) => editFile(ctx, i.path, i.edits, true),
 });

@@ -84,6 +84,50 @@ describe("through the agent loop", () => {
   });
 });
 
+describe("asking only for calls that can succeed", () => {
+  it("in default mode, an edit or write that would be refused is answered without a permission request", async () => {
+    await writeFile(join(root, "a.txt"), "hello world\n");
+    const host = await Host.create({ plugins: [plugin], cwd: root, env: { ...process.env, XDG_DATA_HOME: join(root, ".data") } });
+    const provider = new ScriptedProvider([
+      {
+        blocks: [
+          use("t1", "edit", { path: "a.txt", old_string: "world", new_string: "there" }),
+          use("t2", "write", { path: "a.txt", content: "new\n" }),
+          use("t3", "multi_edit", { path: "a.txt", edits: [{ old_string: "world", new_string: "x" }] }),
+        ],
+      },
+      { blocks: [use("t4", "read", { path: "a.txt" })] },
+      { blocks: [use("t5", "edit", { path: "a.txt", old_string: "nowhere", new_string: "x" }), use("t6", "edit", { path: "a.txt", old_string: "world", new_string: "there" })] },
+      { blocks: [text("done")] },
+    ]);
+    try {
+      const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
+      const ends: Record<string, string> = {};
+      const asked: string[] = [];
+      for await (const e of agent.run("go") as AsyncIterable<AgentEvent>) {
+        if (e.type === "tool_end") ends[e.tool_id] = e.output;
+        if (e.type === "permission_request") {
+          asked.push(e.tool_id);
+          agent.respond(e.request_id, { allow: true });
+        }
+      }
+      const results = provider.requests[1]!.messages.at(-1)!.blocks as { id: string; content: string }[];
+      expect(results.map((b) => b.content)).toEqual([
+        "refused: a.txt exists and has not been read yet; read it first, then write",
+        "refused: a.txt exists and has not been read yet; read it first, then write",
+        "refused: a.txt exists and has not been read yet; read it first, then write",
+      ]);
+      const third = provider.requests[3]!.messages.at(-1)!.blocks as { id: string; content: string }[];
+      expect(third[0]!.content).toMatch(/^old_string not found in a\.txt/);
+      // only the edit that can apply was asked about, and it ran
+      expect(asked).toEqual(["t6"]);
+      expect(ends.t6).toBe("Edited a.txt: 1 replacement at line 1");
+    } finally {
+      await host.dispose();
+    }
+  });
+});
+
 describe("todo_write", () => {
   it("accepts a list without echoing it and carries it in display", async () => {
     const todos = [

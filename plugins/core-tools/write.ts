@@ -57,5 +57,14 @@ export const writeTool = defineTool({
   kind: "write",
   subject: (i) => pathSubject(i.path),
   writePaths: (i) => [i.path],
+  // an overwrite of a file not read (or changed since) would be refused after the user said yes
+  precheck: async (i, ctx) => {
+    try {
+      await prepareWrite(ctx, i.path);
+      return undefined;
+    } catch (err) {
+      return errorResult(err).content;
+    }
+  },
   run,
 });
