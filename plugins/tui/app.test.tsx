@@ -173,6 +173,8 @@ describe("permission prompt", () => {
     expect(s).toContain("edit a.txt");
     expect(s).toContain("-one");
     expect(s).toMatch(/always allow edit/);
+    // the checker's plain "edit needs approval" would only repeat the title
+    expect(s).not.toContain("needs approval");
     await r.press("y");
     await r.until("Edited.");
     expect(respond).toHaveBeenCalledTimes(1);
@@ -212,6 +214,15 @@ describe("permission prompt", () => {
     expect(respond).toHaveBeenCalledTimes(1);
     expect(respond.mock.calls[0]![1]).toEqual({ allow: false, reason: "keep the build" });
     expect(JSON.stringify(r.provider.requests[1]!.messages)).toContain("keep the build");
+  });
+
+  it("shows the checker's reason when it says more than the title", async () => {
+    const r = await make({});
+    const a = { respond: vi.fn() } as unknown as Agent;
+    const reason = "bash needs approval: $( is never allowed by a rule pattern";
+    r.controller.onEvent({ type: "permission_request", request_id: "p1", tool_id: "t1", tool_name: "bash", input: { command: "echo $(date)" }, cwd: r.dir, reason } as AgentEvent, a);
+    await r.until("Allow bash?");
+    await r.until("is never allowed by a rule pattern");
   });
 
   it("queues several requests labelled by agent and answers each exactly once", async () => {

@@ -43,7 +43,7 @@ export interface PermissionPromptProps {
 
 /** Preview rows that fit in `maxRows` for this request. */
 function previewBudget(p: PendingPermission, maxRows: number, step: "choose" | "reason"): number {
-  const fixed = 2 + 1 + 1 + (p.event.reason ? 1 : 0) + (step === "choose" ? permissionOptions(p).length : 2);
+  const fixed = 2 + 1 + 1 + (shownReason(p.event) ? 1 : 0) + (step === "choose" ? permissionOptions(p).length : 2);
   return Math.max(1, Math.min(20, maxRows - fixed));
 }
 
@@ -52,10 +52,19 @@ export function permissionRows(props: Omit<PermissionPromptProps, "reason" | "se
   const { pending: p, maxRows, step } = props;
   const budget = previewBudget(p, maxRows, step);
   const preview = p.preview ? diffViewRows(p.preview, budget) : Math.min(inputPreview(p).length, budget);
-  return 2 + 1 + 1 + preview + (p.event.reason ? 1 : 0) + (step === "choose" ? permissionOptions(p).length : 2);
+  return 2 + 1 + 1 + preview + (shownReason(p.event) ? 1 : 0) + (step === "choose" ? permissionOptions(p).length : 2);
 }
 
 /** The prompt box. */
+/**
+ * The checker's reason when it says more than the title does: the plain "<tool> needs
+ * approval" would repeat "Allow <tool>?" on the next line; "bash needs approval: $(…) is never
+ * allowed by a rule pattern" explains why no rule helped.
+ */
+function shownReason(ev: PendingPermission["event"]): string | undefined {
+  return ev.reason && ev.reason !== `${ev.tool_name} needs approval` ? ev.reason : undefined;
+}
+
 export function PermissionPrompt({ pending: p, count, step, selected, reason, maxRows }: PermissionPromptProps) {
   const ev = p.event;
   const budget = previewBudget(p, maxRows, step);
@@ -85,7 +94,7 @@ export function PermissionPrompt({ pending: p, count, step, selected, reason, ma
           ))}
         </Box>
       )}
-      {ev.reason ? <Text wrap="truncate-end" dimColor italic>{stripControl(ev.reason)}</Text> : null}
+      {shownReason(ev) ? <Text wrap="truncate-end" dimColor italic>{stripControl(shownReason(ev)!)}</Text> : null}
       {step === "choose" ? (
         options.map((o, i) => (
           <Text key={o.key} wrap="truncate-end" color={i === selected ? color : undefined}>
