@@ -210,20 +210,22 @@ function isSymlink(p: string): boolean {
 const PROTECTED_IN_GIT = new Set(["hooks", "config", "config.worktree", "commondir", "info", "modules", "worktrees"]);
 
 /**
- * Why a project-relative path is protected (§4 "Protected paths"), or undefined. Checked at any
- * depth and case-insensitively (a nested repository's `.git` is just as dangerous, and macOS
- * file systems ignore case).
+ * Why a project-relative path is protected (§4 "Protected paths"), or undefined: `.git` itself,
+ * `.git/{hooks,config,config.worktree,commondir,info,modules,worktrees}`, `.larik/`, `.claude/`,
+ * `.mcp.json`. Checked at any depth and case-insensitively (a nested repository's `.git` is just
+ * as dangerous, and macOS file systems ignore case). The one list for the checker, the
+ * checkpoint store and the file tools.
  */
 export function protectedPathReason(relPath: string): string | undefined {
   const comps = toPosix(relPath).split("/").filter((c) => c && c !== ".").map((c) => c.toLowerCase());
   for (let i = 0; i < comps.length; i++) {
     const c = comps[i]!;
-    if (c === ".larik" || c === ".claude") return `${c}/ is protected`;
-    if (c === ".mcp.json") return ".mcp.json is protected";
+    if (c === ".larik" || c === ".claude") return `${c}/ is protected: it holds Larik and agent settings`;
+    if (c === ".mcp.json") return ".mcp.json is protected: it configures MCP servers";
     if (c === ".git") {
       const next = comps[i + 1];
-      if (next === undefined) return ".git itself is protected";
-      if (PROTECTED_IN_GIT.has(next)) return `.git/${next} is protected`;
+      if (next === undefined) return ".git itself is protected: it is the repository";
+      if (PROTECTED_IN_GIT.has(next)) return `.git/${next} is protected: it could change what git runs`;
     }
   }
   return undefined;

@@ -5,7 +5,7 @@
  */
 import { lstat } from "node:fs/promises";
 import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
-import type { ToolContext, ToolResult } from "../../kernel/index.js";
+import { protectedPathReason, type ToolContext, type ToolResult } from "../../kernel/index.js";
 
 /** A refusal or bad input: the message is one line telling the model what to fix. */
 export class ToolInputError extends Error {
@@ -53,29 +53,6 @@ export function resolvePath(ctx: Pick<ToolContext, "cwd">, p: string): ResolvedP
   return { abs, rel: displayPath(ctx.cwd, abs) };
 }
 
-const GIT_PROTECTED = new Set(["hooks", "config", "config.worktree", "commondir", "info", "modules", "worktrees"]);
-
-/**
- * Why `relToRoot` (relative to the project root, any separators) is protected, or undefined.
- * The list is §4's: `.git` itself, `.git/{hooks,config,config.worktree,commondir,info,modules,worktrees}`,
- * `.larik/`, `.claude/`, `.mcp.json`. Matched at any depth (nested repos) and case-insensitively
- * (case-insensitive file systems would otherwise let `.GIT/hooks` through).
- */
-export function protectedReason(relToRoot: string): string | undefined {
-  const parts = relToRoot.split(/[\\/]+/).filter((s) => s && s !== ".").map((s) => s.toLowerCase());
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    if (part === ".larik" || part === ".claude") return `${part}/ holds Larik and agent settings`;
-    if (part === ".mcp.json" && i === parts.length - 1) return ".mcp.json configures MCP servers";
-    if (part === ".git") {
-      const next = parts[i + 1];
-      if (next === undefined) return ".git itself must not be replaced";
-      if (GIT_PROTECTED.has(next)) return `.git/${next} could change what git runs`;
-    }
-  }
-  return undefined;
-}
-
 /**
  * Resolves a path a write tool will write and enforces the boundary: inside `ctx.projectRoot`,
  * no symlink in any existing component (each one is `lstat`ed from the root down), not a
@@ -96,8 +73,8 @@ export async function resolveWritePath(
   if (inRoot.startsWith("..") || isAbsolute(inRoot)) {
     throw new ToolInputError(`refused: ${r.rel} is outside the project (${root}); file tools only write inside it`);
   }
-  const why = protectedReason(inRoot);
-  if (why) throw new ToolInputError(`refused: ${r.rel} is a protected path (${why})`);
+  const why = protectedPathReason(inRoot);
+  if (why) throw new ToolInputError(`refused: ${r.rel}: ${why}`);
   const parts = inRoot.split(sep);
   let cur = root;
   for (let i = 0; i < parts.length; i++) {

@@ -2,7 +2,7 @@ import { chmod, mkdir, readFile, readdir, stat, symlink, utimes, writeFile } fro
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { protectedReason } from "./paths.js";
+import { protectedPathReason } from "../../kernel/index.js";
 import { readTool } from "./read.js";
 import { call, makeContext, tempDir, writeTree } from "./test-context.js";
 import { writeTool } from "./write.js";
@@ -136,11 +136,11 @@ describe("write", () => {
     ]) {
       const r = await call(writeTool, { path: p, content: "x" }, ctx);
       expect(r.is_error, p).toBe(true);
-      expect(r.content, p).toContain("protected path");
+      expect(r.content, p).toMatch(/^refused: [^:]+: \S+ (itself )?is protected: /);
     }
     expect(await readdir(root)).toEqual([]);
-    expect(protectedReason(".git/objects/ab/cdef")).toBeUndefined();
-    expect(protectedReason("src/mcp.json")).toBeUndefined();
+    expect(protectedPathReason(".git/objects/ab/cdef")).toBeUndefined();
+    expect(protectedPathReason("src/mcp.json")).toBeUndefined();
   });
 
   it("refuses a directory target and a file used as a folder", async () => {
