@@ -13,6 +13,9 @@ import { KEEPALIVE_MS } from "./sse.js";
 import { SessionManager, type SessionDefaults } from "./sessions.js";
 import type { ServerState } from "./routes.js";
 
+/** How long shutdown waits for event streams to write their last events before cutting them (ms). */
+const SSE_FLUSH_MS = 2_000;
+
 export interface StartOptions {
   /** Interface to listen on (default `127.0.0.1`). */
   hostname?: string;
@@ -86,6 +89,12 @@ export async function startServer(host: Host, opts: StartOptions): Promise<Serve
     close: () =>
       (closing ??= (async () => {
         await sessions.closeAll("shutdown");
+        // each event stream was ended gracefully (its bus closed): let it write what is queued,
+        // `session_closed` last, before the sockets are cut; a client that stopped reading holds
+        // the exit for SSE_FLUSH_MS at most
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([server.close(false), new Promise((done) => (timer = setTimeout(done, SSE_FLUSH_MS)))]);
+        clearTimeout(timer);
         // close(true) also drops idle keep-alive sockets so the process can exit
         await server.close(true);
       })()),
