@@ -362,7 +362,11 @@ export class Agent {
     return [...this.#pending.keys()];
   }
 
-  /** Runs one turn. Refused (throws) while another turn runs. */
+  /**
+   * Runs one turn. Refused (throws) while another turn runs; by the time `done` reaches the
+   * consumer the turn is over, so the next `run` may start from the `done` handler.
+   * @throws Error while a turn (or `/compact`) runs.
+   */
   run(prompt: string | Block[]): AsyncIterable<AgentEvent> {
     if (this.#running) throw new Error("a turn is already running: wait for it to finish or cancel it");
     const ctrl = new AbortController();
@@ -370,17 +374,22 @@ export class Agent {
     const ch = new Channel<AgentEvent>();
     const emit = (e: AgentEvent) => this.#emit(ch, e);
     this.#turnDone = this.#turn(prompt, ctrl.signal, emit)
-      .then((reason) => emit({ type: "done", stop_reason: reason, session_id: this.session.id }))
-      .catch((err: unknown) => {
+      .catch((err: unknown): StopReason => {
         emit({ type: "error", text: errorText(err) });
-        emit({ type: "done", stop_reason: "error", session_id: this.session.id });
+        return "error";
       })
-      .finally(() => {
+      .then((reason) => {
+        // the agent is idle before `done` is sent: a front end that starts the queued prompt
+        // when it sees `done` (the contract says drain until `done`) must not be refused
         for (const [, p] of this.#pending) p.resolve({ allow: false, reason: "the turn ended before an answer" });
         this.#pending.clear();
         this.#running = undefined;
         this.#turnDone = undefined;
-        ch.close();
+        try {
+          emit({ type: "done", stop_reason: reason, session_id: this.session.id });
+        } finally {
+          ch.close();
+        }
       });
     return ch;
   }
