@@ -738,17 +738,29 @@ export class Agent {
     });
     if (decision.decision === "deny") return fail(`permission denied: ${decision.reason}`);
     if (decision.decision === "ask") {
+      // cancelled while a preToolUse hook ran: nobody is left to ask (an aborted signal never
+      // fires its listener, so the request would wait for an answer that never comes)
+      if (signal.aborted) return fail(INTERRUPTED);
       // a call that would fail anyway gets its error now, not a question whose "yes" leads only
       // to it; a precheck that itself fails leaves the question (run checks again anyway)
       const checkCtx = { cwd: this.host.cwd, projectRoot: this.host.projectRoot, files: this.files, settings: this.host.settings };
       const problem = await tool.precheck?.(input, checkCtx).catch(() => undefined);
       if (problem) return fail(problem);
       const request_id = `perm-${++this.#permSeq}`;
+      let interrupted = false;
       const answer = await new Promise<PermissionAnswer>((resolve) => {
-        this.#pending.set(request_id, { resolve, suggested: decision.suggested_rule });
         const onAbort = () => {
-          if (this.#pending.delete(request_id)) resolve({ allow: false, reason: INTERRUPTED });
+          if (!this.#pending.delete(request_id)) return;
+          interrupted = true;
+          resolve({ allow: false });
         };
+        // the listener goes with the answer: a turn may ask hundreds of times, and Node warns on
+        // stderr (MaxListenersExceededWarning) from the 11th listener on one signal
+        const settle = (a: PermissionAnswer) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(a);
+        };
+        this.#pending.set(request_id, { resolve: settle, suggested: decision.suggested_rule });
         signal.addEventListener("abort", onAbort, { once: true });
         emit({
           type: "permission_request",
@@ -761,6 +773,8 @@ export class Agent {
           reason: decision.reason,
         });
       });
+      // an unanswered call is not one the user denied (LARIK-REFERENCE §2: "interrupted by user")
+      if (interrupted) return fail(INTERRUPTED);
       if (!answer.allow) {
         if (answer.automatic) return fail(`permission denied: ${answer.reason ?? "no one could approve this call"}`);
         return fail(answer.reason ? `the user denied this call: ${answer.reason}` : "the user denied this call");

@@ -3,6 +3,7 @@
  * invariants), driven by the scripted provider: what a front end sees when a turn ends in an
  * unusual way, and that the transcript keeps every tool_use answered.
  */
+import { getEventListeners } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,5 +76,72 @@ describe("one turn at a time", () => {
     expect(runningAtDone).toBe(false);
     const events = await drain(next!);
     expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+  });
+});
+
+describe("cancelling in the authorize phase (§5: authorize all calls in order, then run)", () => {
+  it("answers the call waiting for permission and the calls after it as interrupted, not as denied by the user", async () => {
+    const { agent } = await setup(
+      [{ blocks: [call("t1", "peek", { word: "a" }), call("t2", "poke", { what: "x" }), call("t3", "peek", { word: "b" })] }],
+      { mode: "default" },
+    );
+    const events = await drain(agent.run("go"), (e) => {
+      if (e.type === "permission_request") agent.cancel();
+    });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
+    const results = agent.messages.at(-1)!.blocks;
+    expect(results).toEqual([
+      { type: "tool_result", id: "t1", content: "interrupted by user", is_error: true },
+      { type: "tool_result", id: "t2", content: "interrupted by user", is_error: true },
+      { type: "tool_result", id: "t3", content: "interrupted by user", is_error: true },
+    ]);
+    expect(agent.pendingPermissions).toEqual([]);
+  });
+
+  it("does not ask for permission when the turn was cancelled while a preToolUse hook ran", async () => {
+    const cancelling = definePlugin({
+      name: "cancelling-hook",
+      setup(ctx) {
+        ctx.hooks.preToolUse.tap(async (info) => {
+          info.agent.cancel();
+          return undefined;
+        });
+      },
+    });
+    const { agent } = await setup([{ blocks: [call("t1", "poke", { what: "x" })] }], { mode: "default", plugins: [cancelling] });
+    // without an answer a permission_request would hold the turn forever: answer nothing
+    const events = await drain(agent.run("go"));
+    expect(events.map((e) => e.type)).not.toContain("permission_request");
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
+    expect(agent.messages.at(-1)!.blocks).toEqual([{ type: "tool_result", id: "t1", content: "interrupted by user", is_error: true }]);
+  }, 5_000);
+
+  it("leaves no abort listener behind for answered permission requests", async () => {
+    let listeners = -1;
+    const counter = definePlugin({
+      name: "listener-counter",
+      setup(ctx) {
+        ctx.tools.register(
+          defineTool({
+            name: "count_listeners",
+            description: "Counts abort listeners on the turn's signal.",
+            input: z.object({}),
+            kind: "read",
+            async run(_input, tctx) {
+              listeners = getEventListeners(tctx.signal, "abort").length;
+              return { content: String(listeners) };
+            },
+          }),
+        );
+      },
+    });
+    const scripts: Script[] = [];
+    for (let i = 0; i < 12; i++) scripts.push({ blocks: [call(`p${i}`, "poke", { what: `f${i}` })] });
+    scripts.push({ blocks: [call("c", "count_listeners", {})] }, { blocks: [text("done")] });
+    const { agent } = await setup(scripts, { mode: "default", plugins: [counter] });
+    await drain(agent.run("go"), (e) => {
+      if (e.type === "permission_request") agent.respond(e.request_id, { allow: true });
+    });
+    expect(listeners).toBe(0);
   });
 });
