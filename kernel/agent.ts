@@ -586,7 +586,7 @@ export class Agent {
           const message: Message = {
             ...ev.message,
             model: ev.message.model ?? this.model,
-            blocks: ev.message.blocks.map((b) => (b.type === "thinking" && b.duration_ms === undefined ? { ...b, duration_ms: thinkingMs } : b)),
+            blocks: uniqueToolUseIds(ev.message.blocks.map((b) => (b.type === "thinking" && b.duration_ms === undefined ? { ...b, duration_ms: thinkingMs } : b))),
           };
           this.#appendMessage(message, ev.usage);
           emit({ type: "assistant_message", message });
@@ -1003,6 +1003,33 @@ export class Agent {
       .filter(({ m }) => isPrompt(m))
       .map(({ m, index }) => ({ index, text: m.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("") }));
   }
+}
+
+/**
+ * Gives every tool_use of one reply its own id. Results are matched to calls by id, so two calls
+ * sharing one (a server bug seen with OpenAI-compatible servers) would both get the last call's
+ * result on replay, and the API rejects the next request; an empty id cannot be answered at all.
+ * A repeat becomes `<id>_2`, `<id>_3`, … (skipping ids the reply already uses); the first keeps
+ * its own, so a well-behaved reply is stored exactly as it came.
+ */
+function uniqueToolUseIds(blocks: Block[]): Block[] {
+  const taken = new Set<string>();
+  for (const b of blocks) if (b.type === "tool_use") taken.add(b.id);
+  const seen = new Set<string>();
+  return blocks.map((b) => {
+    if (b.type !== "tool_use") return b;
+    if (b.id && !seen.has(b.id)) {
+      seen.add(b.id);
+      return b;
+    }
+    const base = b.id || "call";
+    let n = 2;
+    while (taken.has(`${base}_${n}`)) n++;
+    const id = `${base}_${n}`;
+    taken.add(id);
+    seen.add(id);
+    return { ...b, id };
+  });
 }
 
 function truncate(s: string, n: number): string {

@@ -145,3 +145,33 @@ describe("cancelling in the authorize phase (§5: authorize all calls in order, 
     expect(listeners).toBe(0);
   });
 });
+
+describe("odd replies from the model", () => {
+  it("gives calls that share a tool_use id (or have none) their own ids, so each result reaches its call", async () => {
+    const { agent, provider } = await setup([
+      {
+        blocks: [
+          call("c1", "peek", { word: "a" }),
+          call("c1", "peek", { word: "b" }),
+          call("c1_2", "peek", { word: "c" }),
+          call("", "peek", { word: "d" }),
+        ],
+      },
+      { blocks: [text("done")] },
+    ]);
+    const events = await drain(agent.run("go"));
+    const sent = provider.requests[1]!.messages;
+    const ids = sent[1]!.blocks.map((b) => (b as { id: string }).id);
+    expect(new Set(ids).size).toBe(4);
+    expect(ids[0]).toBe("c1");
+    expect(ids[2]).toBe("c1_2");
+    expect(ids.every((id) => id.length > 0)).toBe(true);
+    // each call's own result, in order
+    expect(sent[2]!.blocks).toEqual(
+      ["a", "b", "c", "d"].map((w, i) => ({ type: "tool_result", id: ids[i], content: `peeked ${w}` })),
+    );
+    // the events name the ids that were stored
+    expect(events.filter((e) => e.type === "tool_end").map((e) => (e as { tool_id: string }).tool_id)).toEqual(ids);
+    expect(agent.history()[1]!.blocks.map((b) => (b as { id: string }).id)).toEqual(ids);
+  });
+});
