@@ -488,8 +488,15 @@ export class Agent {
       if (res.kind === "error") return "error";
       const uses = res.message.blocks.filter((b): b is ToolUseBlock => b.type === "tool_use");
       if (uses.length === 0) {
-        if (res.stop === "max_tokens") return "max_tokens";
-        if (res.stop === "refusal") return "refusal";
+        // said here, once, so every front end shows it (the TUI, -p's stderr, the server's clients)
+        if (res.stop === "max_tokens") {
+          say("the reply hit the model's output limit (max_tokens)");
+          return "max_tokens";
+        }
+        if (res.stop === "refusal") {
+          say("the model refused to answer");
+          return "refusal";
+        }
         const hook = this.label ? hooks.subagentStop : hooks.stop;
         const lastText = res.message.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
         const d = await hook.promise({ agent: this, stop_hook_active: stopBlocks > 0, last_text: lastText, notice: say });
@@ -506,7 +513,9 @@ export class Agent {
       if (signal.aborted) return "interrupted";
       if (halted) return "hook_stopped";
     }
-    emit({ type: "notice", text: `stopped after ${this.maxTurns} model rounds (max_turns)` });
+    // an error, as in Claude Code (`-p` exits 1, "Reached maximum number of turns"): the model
+    // has not seen the last results, so the task is unfinished
+    emit({ type: "error", text: `stopped after ${this.maxTurns} model rounds (max_turns) before the model finished: raise max_turns in the settings, or send another prompt to go on` });
     return "max_turns";
   }
 

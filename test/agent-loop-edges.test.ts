@@ -175,3 +175,31 @@ describe("odd replies from the model", () => {
     expect(agent.history()[1]!.blocks.map((b) => (b as { id: string }).id)).toEqual(ids);
   });
 });
+
+describe("how a turn ends", () => {
+  it("at max_turns: an error event (as Claude Code: the task is unfinished), then done with stop reason max_turns", async () => {
+    const { agent, provider } = await setup([{ blocks: [call("t1", "peek", { word: "a" })] }, { blocks: [call("t2", "peek", { word: "b" })] }], {
+      settings: { max_turns: 2 },
+    });
+    const events = await drain(agent.run("loop"));
+    expect(provider.requests).toHaveLength(2);
+    const errors = events.filter((e) => e.type === "error").map((e) => (e as { text: string }).text);
+    expect(errors).toEqual([expect.stringMatching(/^stopped after 2 model rounds \(max_turns\)/)]);
+    expect(events.filter((e) => e.type === "notice")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "max_turns" });
+    // the last round's calls are answered in the transcript all the same
+    expect(agent.messages.at(-1)!.blocks).toEqual([{ type: "tool_result", id: "t2", content: "peeked b" }]);
+  });
+
+  it("at the model's output limit and on a refusal: a notice says so before done", async () => {
+    for (const [stop, said] of [
+      ["max_tokens", "the reply hit the model's output limit (max_tokens)"],
+      ["refusal", "the model refused to answer"],
+    ] as const) {
+      const { agent } = await setup([{ blocks: [text("partial")], stop }]);
+      const events = await drain(agent.run("go"));
+      expect(events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual([said]);
+      expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: stop });
+    }
+  });
+});

@@ -190,6 +190,28 @@ describe("larik -p end to end", () => {
     expect(JSON.stringify(server.requests[0]!.body.messages)).toContain("hello from a pipe");
   });
 
+  it("stops at max_turns with an error: exit 1, the error on stderr (text) or before done (json)", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    writeFileSync(join(home, ".config", "larik", "config.json"), JSON.stringify({ max_turns: 1 }));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.requests.length = 0;
+    server.push({ text: "Reading first.", tools: [{ id: "c1", name: "read", input: { path: "sum.js" } }] });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "explain sum.js"], { cwd: repo, env });
+    expect(server.requests).toHaveLength(1);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("Reading first.\n");
+    expect(r.stderr).toMatch(/^error: stopped after 1 model rounds \(max_turns\)/m);
+
+    server.push({ tools: [{ id: "c1", name: "read", input: { path: "sum.js" } }] });
+    const j = await runCli(["-p", "--output", "json", "--model", "openai-compatible/m", "explain sum.js"], { cwd: repo, env });
+    expect(j.code).toBe(1);
+    const events = j.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "max_turns" });
+    expect(events.at(-2)).toMatchObject({ type: "error", text: expect.stringMatching(/max_turns/) });
+  });
+
   it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod before the request", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

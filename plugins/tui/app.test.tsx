@@ -48,6 +48,19 @@ describe("conversation", () => {
     expect(screen).toContain("hi");
   });
 
+  it("says once that a turn stopped at max_turns, as an error", async () => {
+    const r = await make({
+      settings: { max_turns: 1 },
+      scripts: [{ blocks: [call("t1", "read", { path: "notes.txt" })] }],
+      setupDir: (d) => writeFileSync(join(d, "notes.txt"), "hello\n"),
+    });
+    await r.type("read notes");
+    await r.press(KEY.enter);
+    await r.controller.idle();
+    await r.until("max_turns");
+    expect(r.screen().match(/stopped after 1 model rounds \(max_turns\)/g)).toHaveLength(1);
+  });
+
   it("renders Markdown with code blocks and lists", async () => {
     const r = await make({ scripts: [{ blocks: [text("# Title\n\nSome `code` and:\n\n```js\nconst x = 1;\n```\n\n- one\n- two\n")] }] });
     await r.type("md");

@@ -657,10 +657,8 @@ export class TuiController {
         if (sub) break;
         if (this.#live.text.trim()) this.#push({ kind: "assistant", text: this.#live.text });
         this.#resetLive();
+        // max_turns, max_tokens and refusal arrive as their own error or notice event
         if (ev.stop_reason === "interrupted") this.#push({ kind: "notice", text: "interrupted by user" });
-        else if (ev.stop_reason === "max_turns") this.#push({ kind: "notice", text: `stopped after ${agent.maxTurns} model rounds (max_turns)` });
-        else if (ev.stop_reason === "max_tokens") this.#push({ kind: "notice", text: "the reply hit the model's output limit (max_tokens)" });
-        else if (ev.stop_reason === "refusal") this.#push({ kind: "notice", text: "the model refused to answer" });
         break;
       case "task_done":
         this.#background = Math.max(0, this.#background - 1);
