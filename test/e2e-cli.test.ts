@@ -212,6 +212,22 @@ describe("larik -p end to end", () => {
     expect(events.at(-2)).toMatchObject({ type: "error", text: expect.stringMatching(/max_turns/) });
   });
 
+  it("--timeout stops the turn and exits 1; with --output json every line is an event and done comes last", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.push({ tools: [{ id: "c1", name: "bash", input: { command: "sleep 30" } }] });
+    const r = await runCli(["-p", "--output", "json", "--timeout", "1s", "--mode", "yolo", "--model", "openai-compatible/m", "wait"], { cwd: repo, env });
+    expect(r.code).toBe(1);
+    const { AgentEventSchema } = await import("../kernel/index.js");
+    const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    for (const e of events) expect(AgentEventSchema.safeParse(e).success).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
+    expect(events.at(-2)).toEqual({ type: "error", text: "stopped: --timeout 1s reached" });
+    expect(events.filter((e) => e.type === "done")).toHaveLength(1);
+    expect(events.find((e) => e.type === "tool_end")).toMatchObject({ tool_id: "c1", is_error: true });
+  });
+
   it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod before the request", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

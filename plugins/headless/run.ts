@@ -79,6 +79,9 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   let timedOut = false;
   const signals = trapStopSignals(() => agent.cancel());
   const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel()), timeoutMs) : undefined;
+  // the turn's `done` is printed last, after what is said about why it stopped (a signal, the
+  // timeout): a reader of --output json stops at `done` (LARIK-REFERENCE §22)
+  let done: AgentEvent | undefined;
   try {
     const text = await expandCommand(host, agent, prompt.trim(), printer);
     if (text === undefined) return 0;
@@ -91,7 +94,8 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
           continue;
         }
         if (ev.type === "error") failed = true;
-        printer.event(ev);
+        if (ev.type === "done" && !ev.agent) done = ev;
+        else printer.event(ev);
       }
     }
     if (signals.signal) printer.notice(`stopped by ${signals.signal}`);
@@ -99,6 +103,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
       failed = true;
       printer.event({ type: "error", text: `stopped: --timeout ${String(args.values.timeout)} reached` } as AgentEvent);
     }
+    if (done) printer.event(done);
   } finally {
     if (timer) clearTimeout(timer);
     signals.dispose();
