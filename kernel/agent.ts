@@ -499,6 +499,9 @@ export class Agent {
         }
         const hook = this.label ? hooks.subagentStop : hooks.stop;
         const lastText = res.message.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
+        // a turn that ends with nothing to show would look like a hang or a lost answer (`-p`
+        // prints nothing and exits 0); the reference is silent, Claude Code shows "(no content)"
+        if (!lastText.trim()) say("the model returned an empty reply");
         const d = await hook.promise({ agent: this, stop_hook_active: stopBlocks > 0, last_text: lastText, notice: say });
         if (d?.action === "halt") return "hook_stopped";
         if (d?.action === "block" && stopBlocks < MAX_STOP_BLOCKS) {

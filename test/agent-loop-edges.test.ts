@@ -147,6 +147,20 @@ describe("cancelling in the authorize phase (§5: authorize all calls in order, 
 });
 
 describe("odd replies from the model", () => {
+  it("an empty reply (no text, no calls) ends the turn with a notice that says so", async () => {
+    const { agent, provider } = await setup([{ blocks: [] }, { blocks: [{ type: "thinking", text: "hmm" }, text("  ")] }, { blocks: [text("fine")] }]);
+    for (const prompt of ["one", "two"]) {
+      const events = await drain(agent.run(prompt));
+      expect(events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual(["the model returned an empty reply"]);
+      expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    }
+    const events = await drain(agent.run("three"));
+    expect(events.filter((e) => e.type === "notice")).toEqual([]);
+    // roles still alternate in what is sent after the empty replies
+    const roles = provider.requests[2]!.messages.map((m) => m.role);
+    expect(roles).toEqual(["user", "assistant", "user", "assistant", "user"]);
+  });
+
   it("gives calls that share a tool_use id (or have none) their own ids, so each result reaches its call", async () => {
     const { agent, provider } = await setup([
       {
