@@ -842,10 +842,22 @@ export class Agent {
       tool.kind === "bash" && !(input as { run_in_background?: boolean }).run_in_background
         ? this.checkpoints.trackCommand?.bind(this.checkpoints)
         : undefined;
+    // a tool that ignores the abort (a plugin's, an MCP call stuck in a server) must not hold the
+    // turn: after a grace for tools that stop and report what they did, its result is given up
+    const stopped = afterAbort(signal, TOOL_STOP_GRACE_MS);
     try {
-      result = await (track ? track(ctx.cwd, exec, { warn: (text) => emit({ type: "notice", text }) }) : exec());
+      // started now, not in a later tick: a tool registers its abort listener before anyone can cancel
+      const running = Promise.resolve(track ? track(ctx.cwd, exec, { warn: (text) => emit({ type: "notice", text }) }) : exec());
+      running.catch(() => {}); // given up on, it may still fail later: not an unhandled rejection
+      const r = await Promise.race([running, stopped.promise]);
+      result =
+        r === GAVE_UP
+          ? { content: `${INTERRUPTED} (${tool.name} did not stop within ${TOOL_STOP_GRACE_MS / 1000} s and may still be running)`, is_error: true }
+          : r;
     } catch (err) {
       result = { content: signal.aborted ? INTERRUPTED : `${tool.name} failed: ${errorText(err)}`, is_error: true };
+    } finally {
+      stopped.dispose();
     }
     try {
       result = await this.host.hooks.postToolUse.promise(result, info);
@@ -1042,6 +1054,30 @@ function uniqueToolUseIds(blocks: Block[]): Block[] {
     seen.add(id);
     return { ...b, id };
   });
+}
+
+/** How long a cancelled tool may take to stop and return its own result (ms). */
+const TOOL_STOP_GRACE_MS = 2_000;
+const GAVE_UP: unique symbol = Symbol("gave up");
+
+/** A promise of {@link GAVE_UP} `graceMs` after `signal` aborts (never before); `dispose` drops the timer and listener. */
+function afterAbort(signal: AbortSignal, graceMs: number): { promise: Promise<typeof GAVE_UP>; dispose(): void } {
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  const promise = new Promise<typeof GAVE_UP>((resolve) => {
+    onAbort = () => {
+      timer = setTimeout(() => resolve(GAVE_UP), graceMs);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return {
+    promise,
+    dispose() {
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+      clearTimeout(timer);
+    },
+  };
 }
 
 function truncate(s: string, n: number): string {

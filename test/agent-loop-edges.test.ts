@@ -135,14 +135,17 @@ describe("cancelling in the authorize phase (§5: authorize all calls in order, 
         );
       },
     });
-    const scripts: Script[] = [];
+    // what a turn without permission requests has on its signal when the tool runs
+    const scripts: Script[] = [{ blocks: [call("c0", "count_listeners", {})] }, { blocks: [text("done")] }];
     for (let i = 0; i < 12; i++) scripts.push({ blocks: [call(`p${i}`, "poke", { what: `f${i}` })] });
     scripts.push({ blocks: [call("c", "count_listeners", {})] }, { blocks: [text("done")] });
     const { agent } = await setup(scripts, { mode: "default", plugins: [counter] });
+    await drain(agent.run("baseline"));
+    const baseline = listeners;
     await drain(agent.run("go"), (e) => {
       if (e.type === "permission_request") agent.respond(e.request_id, { allow: true });
     });
-    expect(listeners).toBe(0);
+    expect(listeners).toBe(baseline);
   });
 });
 
@@ -215,5 +218,59 @@ describe("how a turn ends", () => {
       expect(events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual([said]);
       expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: stop });
     }
+  });
+});
+
+describe("cancelling in the run phase", () => {
+  it("gives up on a tool that ignores the abort: the turn ends, its call answered as interrupted", async () => {
+    const stuck = definePlugin({
+      name: "stuck-tool",
+      setup(ctx) {
+        ctx.tools.register(
+          defineTool({
+            name: "stuck",
+            description: "Never returns and ignores the signal.",
+            input: z.object({}),
+            kind: "write",
+            run: () => new Promise(() => {}),
+          }),
+        );
+      },
+    });
+    const { agent } = await setup([{ blocks: [call("s1", "stuck", {}), call("p1", "peek", { word: "later" })] }], { plugins: [stuck] });
+    const events = await drain(agent.run("go"), (e) => {
+      if (e.type === "tool_start" && e.tool_id === "s1") agent.cancel();
+    });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
+    const [s1, p1] = agent.messages.at(-1)!.blocks as { id: string; content: string; is_error?: boolean }[];
+    expect(s1).toMatchObject({ id: "s1", is_error: true });
+    expect(s1!.content).toMatch(/^interrupted by user \(stuck did not stop within 2 s and may still be running\)$/);
+    expect(p1).toEqual({ type: "tool_result", id: "p1", content: "interrupted by user", is_error: true });
+    expect(agent.running).toBe(false);
+  }, 8_000);
+
+  it("keeps the result of a tool that stops when asked", async () => {
+    const polite = definePlugin({
+      name: "polite-tool",
+      setup(ctx) {
+        ctx.tools.register(
+          defineTool({
+            name: "polite",
+            description: "Waits for the abort, then reports.",
+            input: z.object({}),
+            kind: "write",
+            run: (_i, tctx) =>
+              new Promise((resolve) =>
+                tctx.signal.addEventListener("abort", () => setTimeout(() => resolve({ content: "stopped after 3 of 5 steps", is_error: true }), 50), { once: true }),
+              ),
+          }),
+        );
+      },
+    });
+    const { agent } = await setup([{ blocks: [call("q1", "polite", {})] }], { plugins: [polite] });
+    await drain(agent.run("go"), (e) => {
+      if (e.type === "tool_start") agent.cancel();
+    });
+    expect(agent.messages.at(-1)!.blocks).toEqual([{ type: "tool_result", id: "q1", content: "stopped after 3 of 5 steps", is_error: true }]);
   });
 });
