@@ -701,9 +701,13 @@ export class Agent {
         }),
       );
     }
-    const blocks: ToolResultBlock[] = uses.map(
-      (u, i) => results[i] ?? { type: "tool_result", id: u.id, content: INTERRUPTED, is_error: true },
-    );
+    const blocks: ToolResultBlock[] = uses.map((u, i) => {
+      if (results[i]) return results[i];
+      // never started (the turn was cancelled): its tool_end still tells a front end, and a
+      // reader of `-p --output json`, that the call is answered
+      emit({ type: "tool_end", tool_id: u.id, tool_name: u.name, input: u.input, output: INTERRUPTED, is_error: true });
+      return { type: "tool_result", id: u.id, content: INTERRUPTED, is_error: true };
+    });
     this.#appendMessage({ role: "user", blocks });
     if (halt) emit({ type: "notice", text: `turn stopped by a hook: ${halt}` });
     return halt !== undefined;

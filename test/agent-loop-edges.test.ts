@@ -96,6 +96,10 @@ describe("cancelling in the authorize phase (§5: authorize all calls in order, 
       { type: "tool_result", id: "t3", content: "interrupted by user", is_error: true },
     ]);
     expect(agent.pendingPermissions).toEqual([]);
+    // every call's answer is visible in the events too
+    const ends = events.filter((e) => e.type === "tool_end") as { tool_id: string; output: string; is_error: boolean }[];
+    expect(ends.map((e) => e.tool_id).sort()).toEqual(["t1", "t2", "t3"]);
+    expect(ends.every((e) => e.output === "interrupted by user" && e.is_error)).toBe(true);
   });
 
   it("does not ask for permission when the turn was cancelled while a preToolUse hook ran", async () => {
