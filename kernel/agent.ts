@@ -635,7 +635,8 @@ export class Agent {
     cur.requests++;
     this.usageByModel.set(key, cur);
     let total = emptyUsage();
-    let cost: number | null = 0;
+    // null while no model of the session has a price (local models): "unpriced", not "$0"
+    let cost: number | null = null;
     const byModel: NonNullable<UsageInfo["by_model"]> = {};
     for (const [k, v] of this.usageByModel) {
       total = addUsage(total, v.usage);
@@ -643,7 +644,7 @@ export class Agent {
       const e = catalogEntry(this.host.providers, this.host.settings, k.slice(0, slash), k.slice(slash + 1));
       const c = costOf(v.usage, e);
       byModel[k] = { usage: v.usage, cost_usd: c, requests: v.requests };
-      cost = cost === null || c === null ? (c === null && cost === 0 && this.usageByModel.size === 1 ? null : cost) : cost + c;
+      if (c !== null) cost = (cost ?? 0) + c;
     }
     const slash = key.indexOf("/");
     const entry = catalogEntry(this.host.providers, this.host.settings, key.slice(0, slash), key.slice(slash + 1));

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AgentEventSchema, defineTool, definePlugin, Host, type AgentEvent, type Plugin } from "../kernel/index.js";
+import { AgentEventSchema, defineTool, definePlugin, Host, type AgentEvent, type ModelRequest, type Plugin, type Provider, type StreamEvent, type Usage } from "../kernel/index.js";
 import { call, ScriptedProvider, text, type Script } from "./fakes/scripted-provider.js";
 
 function tmp(): string {
@@ -276,5 +276,58 @@ describe("cancelling in the run phase", () => {
       if (e.type === "tool_start") agent.cancel();
     });
     expect(agent.messages.at(-1)!.blocks).toEqual([{ type: "tool_result", id: "q1", content: "stopped after 3 of 5 steps", is_error: true }]);
+  });
+});
+
+describe("usage events", () => {
+  /** Answers each request with the next reply, stamped with the model named there (a fallback stamps `provider/model`). */
+  function stampingProvider(replies: { model: string; usage: Usage; blocks: ReturnType<typeof text>[] }[]): Provider {
+    return {
+      name: "scripted",
+      async *stream(_req: ModelRequest): AsyncIterable<StreamEvent> {
+        const r = replies.shift()!;
+        const uses = r.blocks.some((b) => b.type === "tool_use");
+        yield { type: "done", message: { role: "assistant", blocks: r.blocks, model: r.model }, usage: r.usage, stop_reason: uses ? "tool_use" : "end_turn" };
+      },
+    };
+  }
+
+  it("sums tokens per request into session totals, per model and overall, across turns", async () => {
+    const host = await Host.create({
+      plugins: [tools],
+      cwd: tmp(),
+      settings: { models: { "scripted/priced": { input_price: 2, output_price: 10 } } },
+    });
+    const u = (input: number, output: number, cache_read: number, cache_write: number): Usage => ({ input, output, cache_read, cache_write });
+    const provider = stampingProvider([
+      { model: "priced", usage: u(100, 10, 5, 1), blocks: [call("t1", "peek", { word: "a" })] },
+      { model: "other/free", usage: u(50, 20, 0, 0), blocks: [text("first")] },
+      { model: "priced", usage: u(7, 3, 90, 0), blocks: [text("second")] },
+    ]);
+    const agent = await host.openAgent({ provider, model: "scripted/priced", mode: "yolo" });
+    const usage = [...(await drain(agent.run("one"))), ...(await drain(agent.run("two")))]
+      .filter((e) => e.type === "usage")
+      .map((e) => (e as Extract<AgentEvent, { type: "usage" }>).usage);
+    expect(usage.map((x) => x.model)).toEqual(["scripted/priced", "other/free", "scripted/priced"]);
+    expect(usage.map((x) => x.total)).toEqual([u(100, 10, 5, 1), u(150, 30, 5, 1), u(157, 33, 95, 1)]);
+    expect(usage.map((x) => x.context_tokens)).toEqual([106, 50, 97]);
+    const priced = (i: number, o: number, cr: number, cw: number) => (i * 2 + o * 10 + cr * 0.2 + cw * 2.5) / 1e6;
+    expect(usage[2]!.by_model!["scripted/priced"]).toEqual({ usage: u(107, 13, 95, 1), cost_usd: priced(107, 13, 95, 1), requests: 2 });
+    expect(usage[2]!.by_model!["other/free"]).toEqual({ usage: u(50, 20, 0, 0), cost_usd: null, requests: 1 });
+    // the unpriced model adds nothing to the cost; it does not make it unknown
+    expect(usage[2]!.cost_usd).toBeCloseTo(priced(107, 13, 95, 1), 12);
+    expect(usage[1]!.request_cost_usd).toBeNull();
+  });
+
+  it("reports the cost as unknown (null), not $0, while no model used has a price", async () => {
+    const host = await Host.create({ plugins: [tools], cwd: tmp(), settings: {} });
+    const u: Usage = { input: 10, output: 5, cache_read: 0, cache_write: 0 };
+    const provider = stampingProvider([
+      { model: "local-a", usage: u, blocks: [call("t1", "peek", { word: "a" })] },
+      { model: "other/local-b", usage: u, blocks: [text("done")] },
+    ]);
+    const agent = await host.openAgent({ provider, model: "scripted/local-a", mode: "yolo" });
+    const usage = (await drain(agent.run("go"))).filter((e) => e.type === "usage").map((e) => (e as Extract<AgentEvent, { type: "usage" }>).usage);
+    expect(usage.map((x) => x.cost_usd)).toEqual([null, null]);
   });
 });
