@@ -34,8 +34,11 @@ export function instructionFiles(cwd: string, env: NodeJS.ProcessEnv = process.e
   const out: [string, string][] = [];
   const global = readIfExists(join(configDir(env), "AGENTS.md"));
   if (global?.trim()) out.push(["~/.config/larik/AGENTS.md", global]);
-  const root = gitRoot(cwd) ?? cwd;
-  for (const dir of dirsFromRoot(cwd)) {
+  // labels relative to the first folder walked (canonical like the rest): a cwd reached through a
+  // symlink, outside git, must not make the label a run-varying `../../real/path/AGENTS.md`
+  const dirs = dirsFromRoot(cwd);
+  const root = dirs[0]!;
+  for (const dir of dirs) {
     for (const name of ["AGENTS.md", "CLAUDE.md"]) {
       const text = readIfExists(join(dir, name));
       if (text !== undefined) {

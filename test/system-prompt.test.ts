@@ -1,0 +1,130 @@
+/**
+ * The system prompt (LARIK-REFERENCE §2, §13; invariants 1–2): base prompt, `<env>` block,
+ * instruction files (global first, then AGENTS.md — or CLAUDE.md where a folder has none — from
+ * the git root down to cwd), then `systemPrompt` taps; built once per fresh context and free of
+ * run-varying text. Real git repositories in temp folders, the scripted provider.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { BASE_PROMPT, definePlugin, envBlock, Host, instructionFiles, type AgentEvent } from "../kernel/index.js";
+import { ScriptedProvider, text } from "./fakes/scripted-provider.js";
+
+const tmp = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+
+/** A home with a global AGENTS.md and a repo with instruction files at several depths. */
+function layout() {
+  const home = tmp("larik-sp-home-");
+  mkdirSync(join(home, ".config", "larik"), { recursive: true });
+  writeFileSync(join(home, ".config", "larik", "AGENTS.md"), "GLOBAL rules\n");
+  const outer = tmp("larik-sp-outer-");
+  // above the git root: never read
+  writeFileSync(join(outer, "AGENTS.md"), "OUTSIDE the repo\n");
+  const repo = join(outer, "repo");
+  mkdirSync(join(repo, "pkg", "sub"), { recursive: true });
+  execFileSync("git", ["init", "-q"], { cwd: repo });
+  writeFileSync(join(repo, "AGENTS.md"), "ROOT agents\n");
+  writeFileSync(join(repo, "CLAUDE.md"), "ROOT claude (shadowed)\n");
+  writeFileSync(join(repo, "pkg", "CLAUDE.md"), "PKG claude\n");
+  writeFileSync(join(repo, "pkg", "sub", "AGENTS.md"), "SUB agents\n");
+  const env = { HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, ".local", "share") };
+  return { home, repo, cwd: join(repo, "pkg", "sub"), env };
+}
+
+async function drain(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
+  const out: AgentEvent[] = [];
+  for await (const e of events) out.push(e);
+  return out;
+}
+
+describe("instruction files", () => {
+  it("global first, then one file per folder from the git root down to cwd; AGENTS.md wins over CLAUDE.md", () => {
+    const { cwd, env } = layout();
+    expect(instructionFiles(cwd, env)).toEqual([
+      ["~/.config/larik/AGENTS.md", "GLOBAL rules\n"],
+      ["AGENTS.md", "ROOT agents\n"],
+      ["pkg/CLAUDE.md", "PKG claude\n"],
+      ["pkg/sub/AGENTS.md", "SUB agents\n"],
+    ]);
+  });
+
+  it("labels files relative to cwd's canonical path when cwd is reached through a symlink outside git", () => {
+    const real = tmp("larik-sp-real-");
+    writeFileSync(join(real, "AGENTS.md"), "linked\n");
+    const link = join(tmp("larik-sp-link-"), "project");
+    symlinkSync(real, link);
+    expect(instructionFiles(link, { HOME: tmp("larik-sp-nohome-") })).toEqual([["AGENTS.md", "linked\n"]]);
+  });
+});
+
+describe("the system prompt", () => {
+  it("is the base prompt, the <env> block, the instructions in order, then taps; with no run-varying text", async () => {
+    const { repo, cwd, env, home } = layout();
+    const tap = definePlugin({ name: "tail-section", setup: (ctx) => void ctx.hooks.systemPrompt.tap((sections) => [...sections, "TAIL section"]) });
+    const host = await Host.create({ plugins: [tap], cwd, settings: {}, env });
+    const provider = new ScriptedProvider([{ blocks: [text("ok")] }]);
+    const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
+    await drain(agent.run("hi"));
+    const system = provider.requests[0]!.system;
+    const day = new Date().toISOString().slice(0, 10);
+    expect(system).toBe(
+      [
+        BASE_PROMPT,
+        `<env>\nworking directory: ${cwd}\nplatform: ${process.platform}\ndate: ${day}\ngit repository: ${repo}\n</env>`,
+        '<instructions source="~/.config/larik/AGENTS.md">\nGLOBAL rules\n</instructions>',
+        '<instructions source="AGENTS.md">\nROOT agents\n</instructions>',
+        '<instructions source="pkg/CLAUDE.md">\nPKG claude\n</instructions>',
+        '<instructions source="pkg/sub/AGENTS.md">\nSUB agents\n</instructions>',
+        "TAIL section",
+      ].join("\n\n"),
+    );
+    // nothing of this run: not the session id, the data folder, the home or the temp folder
+    expect(system).not.toContain(agent.session.id);
+    expect(system).not.toContain(home);
+    expect(system).not.toMatch(/\d{2}:\d{2}:\d{2}/);
+  });
+
+  it("is byte-identical across runs in the same folder (another process, another session, another data folder)", async () => {
+    const { cwd, env } = layout();
+    const systems: string[] = [];
+    for (const data of [tmp("larik-sp-data-"), tmp("larik-sp-data-")]) {
+      const host = await Host.create({ plugins: [], cwd, settings: {}, env: { ...env, XDG_DATA_HOME: data, TMPDIR: data } });
+      const provider = new ScriptedProvider([{ blocks: [text("ok")] }]);
+      const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
+      await drain(agent.run("hi"));
+      systems.push(provider.requests[0]!.system);
+    }
+    expect(systems[1]).toBe(systems[0]);
+  });
+
+  it("is built once per fresh context: an instruction file edited mid-context applies after /clear", async () => {
+    const { repo, cwd, env } = layout();
+    let built = 0;
+    const counter = definePlugin({ name: "counter", setup: (ctx) => void ctx.hooks.systemPrompt.tap((s) => (built++, s)) });
+    const host = await Host.create({ plugins: [counter], cwd, settings: {}, env });
+    const provider = new ScriptedProvider([{ blocks: [text("one")] }, { blocks: [text("two")] }, { blocks: [text("three")] }]);
+    const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
+    await drain(agent.run("one"));
+    writeFileSync(join(repo, "AGENTS.md"), "ROOT agents, edited\n");
+    await drain(agent.run("two"));
+    expect(built).toBe(1);
+    expect(provider.requests[1]!.system).toBe(provider.requests[0]!.system);
+    agent.clear();
+    await drain(agent.run("three"));
+    expect(built).toBe(2);
+    expect(provider.requests[2]!.system).toContain("ROOT agents, edited");
+  });
+});
+
+describe("the <env> block", () => {
+  it("gives the date to the day only", async () => {
+    const cwd = tmp("larik-sp-env-");
+    const host = await Host.create({ plugins: [], cwd, settings: {} });
+    const morning = envBlock(host, new Date("2026-03-04T00:00:01Z"));
+    expect(morning).toContain("date: 2026-03-04\n");
+    expect(envBlock(host, new Date("2026-03-04T23:59:59Z"))).toBe(morning);
+    expect(morning).toContain("git repository: no\n");
+  });
+});
