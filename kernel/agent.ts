@@ -864,8 +864,13 @@ export class Agent {
     } finally {
       stopped.dispose();
     }
+    result = checkedResult(result, `${tool.name} returned`);
     try {
-      result = await this.host.hooks.postToolUse.promise(result, info);
+      const hooked = await this.host.hooks.postToolUse.promise(result, info);
+      const checked = checkedResult(hooked, `a postToolUse hook returned, for ${tool.name},`);
+      // a broken hook loses nothing: the tool's own result stands
+      if (checked === hooked) result = checked;
+      else emit({ type: "notice", text: `${checked.content}; the tool's own result was kept` });
     } catch (err) {
       emit({ type: "notice", text: errorText(err) });
     }
@@ -1059,6 +1064,22 @@ function uniqueToolUseIds(blocks: Block[]): Block[] {
     seen.add(id);
     return { ...b, id };
   });
+}
+
+/**
+ * `r` when it is a {@link ToolResult} (`content` a string), else an error result that says what
+ * was wrong: a plugin written in plain JavaScript can return anything, and one bad result must
+ * not end the turn with its calls unanswered (invariant 3).
+ */
+function checkedResult(r: unknown, who: string): ToolResult {
+  const o = r as Partial<Record<keyof ToolResult, unknown>> | null | undefined;
+  let wrong: string | undefined;
+  if (!o || typeof o !== "object") wrong = r === null ? "null" : typeof r;
+  else if (typeof o.content !== "string") wrong = `content of type ${typeof o.content}`;
+  else if (o.is_error !== undefined && typeof o.is_error !== "boolean") wrong = `is_error of type ${typeof o.is_error}`;
+  else if (o.images !== undefined && !Array.isArray(o.images)) wrong = `images of type ${typeof o.images}`;
+  if (wrong === undefined) return r as ToolResult;
+  return { content: `${who} no valid result (expected { content: string, is_error?: boolean, images?: [] }, got ${wrong})`, is_error: true };
 }
 
 /** How long a cancelled tool may take to stop and return its own result (ms). */

@@ -225,6 +225,50 @@ describe("how a turn ends", () => {
   });
 });
 
+describe("tools that fail", () => {
+  it("a throw or a malformed result answers that call with an error, a broken postToolUse hook is ignored; the others keep theirs and the turn goes on", async () => {
+    const odd = definePlugin({
+      name: "odd-tools",
+      setup(ctx) {
+        const tool = (name: string, run: () => unknown) =>
+          ctx.tools.register(defineTool({ name, description: name, input: z.object({}), kind: "read", run: run as never }));
+        tool("throws", () => {
+          throw new Error("kaboom");
+        });
+        tool("nothing", async () => undefined);
+        tool("number", async () => ({ content: 42 }));
+        tool("flag", async () => ({ content: "x", is_error: "yes" }));
+        tool("huge", async () => ({ content: "y".repeat(2_000_000) }));
+        tool("hooked", async () => ({ content: "fine" }));
+        ctx.hooks.postToolUse.tap(async (result, info) => (info.tool.name === "hooked" ? (null as never) : result));
+      },
+    });
+    const names = ["throws", "nothing", "number", "flag", "huge", "hooked"];
+    const { agent, provider } = await setup([{ blocks: [...names.map((n, i) => call(`c${i}`, n, {})), call("ok", "peek", { word: "w" })] }, { blocks: [text("noted")] }], {
+      plugins: [odd],
+    });
+    const events = await drain(agent.run("go"));
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    expect(events.filter((e) => e.type === "error")).toEqual([]);
+    const results = provider.requests[1]!.messages[2]!.blocks as { id: string; content: string; is_error?: boolean }[];
+    expect(results.map((r) => r.id)).toEqual([...names.map((_, i) => `c${i}`), "ok"]);
+    expect(results[0]).toMatchObject({ content: "throws failed: kaboom", is_error: true });
+    expect(results[1]).toMatchObject({ content: expect.stringMatching(/^nothing returned no valid result \(.*got undefined\)$/), is_error: true });
+    expect(results[2]).toMatchObject({ content: expect.stringMatching(/^number returned no valid result \(.*got content of type number\)$/), is_error: true });
+    expect(results[3]).toMatchObject({ content: expect.stringMatching(/^flag returned no valid result \(.*got is_error of type string\)$/), is_error: true });
+    // a huge result is capped (head and tail kept), in the transcript and in the event
+    expect(results[4]!.content.length).toBeLessThan(40_000);
+    expect(results[4]!.content.startsWith("yyyy")).toBe(true);
+    expect((events.find((e) => e.type === "tool_end" && e.tool_id === "c4") as { output: string }).output).toBe(results[4]!.content);
+    // a hook that breaks a result is reported; the tool's own result stands
+    expect(results[5]).toEqual({ type: "tool_result", id: "c5", content: "fine" });
+    expect(events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual([
+      expect.stringMatching(/^a postToolUse hook returned, for hooked, no valid result \(.*got null\); the tool's own result was kept$/),
+    ]);
+    expect(results[6]).toEqual({ type: "tool_result", id: "ok", content: "peeked w" });
+  });
+});
+
 describe("cancelling in the run phase", () => {
   it("gives up on a tool that ignores the abort: the turn ends, its call answered as interrupted", async () => {
     const stuck = definePlugin({
