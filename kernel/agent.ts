@@ -455,7 +455,8 @@ export class Agent {
       return decision.action === "block" ? "blocked" : "hook_stopped";
     }
     await this.checkpoints.beginTurn();
-    if ((await this.#maybeCompact(tools, signal, emit, false)) === "failed") return "error";
+    // a compaction cut short by a cancel is an interrupt, not an error (none was reported)
+    if ((await this.#maybeCompact(tools, signal, emit, false)) === "failed") return signal.aborted ? "interrupted" : "error";
     const blocks: Block[] = [];
     const notes = this.notes.splice(0);
     if (notes.length) blocks.push({ type: "text", text: notes.map((n) => `<system-note>${n}</system-note>`).join("\n") });
@@ -470,7 +471,7 @@ export class Agent {
     let overflowRetried = false;
     for (let round = 0; round < this.maxTurns; round++) {
       if (signal.aborted) return "interrupted";
-      if (round > 0 && (await this.#maybeCompact(tools, signal, emit, true)) === "failed") return "error";
+      if (round > 0 && (await this.#maybeCompact(tools, signal, emit, true)) === "failed") return signal.aborted ? "interrupted" : "error";
       const res = await this.#request(tools, signal, emit);
       if (res.kind === "interrupted") return "interrupted";
       if (res.kind === "overflow") {

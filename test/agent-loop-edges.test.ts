@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AgentEventSchema, defineTool, definePlugin, Host, type AgentEvent, type ModelRequest, type Plugin, type Provider, type StreamEvent, type Usage } from "../kernel/index.js";
+import { AgentEventSchema, type Agent, defineTool, definePlugin, Host, type AgentEvent, type ModelRequest, type Plugin, type Provider, type StreamEvent, type Usage } from "../kernel/index.js";
 import { call, ScriptedProvider, text, type Script } from "./fakes/scripted-provider.js";
 
 function tmp(): string {
@@ -266,6 +266,30 @@ describe("tools that fail", () => {
       expect.stringMatching(/^a postToolUse hook returned, for hooked, no valid result \(.*got null\); the tool's own result was kept$/),
     ]);
     expect(results[6]).toEqual({ type: "tool_result", id: "ok", content: "peeked w" });
+  });
+});
+
+describe("cancelling during an automatic compaction", () => {
+  it("ends the turn as interrupted, not as an error nobody reported", async () => {
+    let agent!: Agent;
+    const { agent: a, provider } = await setup(
+      [
+        { blocks: [text("hello")], usage: { input: 100 } },
+        // the second turn's first round fills 90% of the window: the next round compacts first
+        { blocks: [call("t1", "peek", { word: "a" })], usage: { input: 900 } },
+        async () => {
+          agent.cancel(); // while the summary is being written
+          return { blocks: [text("<summary>never used</summary>")] };
+        },
+      ],
+      { settings: { models: { "scripted/test": { context_window: 1000 } } } },
+    );
+    agent = a;
+    await drain(agent.run("one"));
+    const events = await drain(agent.run("two"));
+    expect(provider.requests.at(-1)!.messages.at(-1)!.blocks.at(-1)).toMatchObject({ type: "text", text: expect.stringContaining("summar") });
+    expect(events.filter((e) => e.type === "error")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
   });
 });
 
