@@ -489,6 +489,9 @@ export class Agent {
       if (res.kind === "error") return "error";
       const uses = res.message.blocks.filter((b): b is ToolUseBlock => b.type === "tool_use");
       if (uses.length === 0) {
+        // Anthropic pauses a long server-tool turn (`pause_turn`): sending the reply back as it is
+        // lets the model go on, in a new round
+        if (res.stop === "pause_turn") continue;
         // said here, once, so every front end shows it (the TUI, -p's stderr, the server's clients)
         if (res.stop === "max_tokens") {
           say("the reply hit the model's output limit (max_tokens)");

@@ -212,6 +212,21 @@ describe("how a turn ends", () => {
     expect(agent.messages.at(-1)!.blocks).toEqual([{ type: "tool_result", id: "t2", content: "peeked b" }]);
   });
 
+  it("after a paused reply (pause_turn) the loop sends it back so the model goes on, without running Stop", async () => {
+    let stops = 0;
+    const stopCounter = definePlugin({ name: "stop-counter", setup: (ctx) => void ctx.hooks.stop.tap(async () => void stops++) });
+    const paused = { type: "opaque" as const, provider: "scripted", raw: { type: "server_tool_use", id: "srv1" } };
+    const { agent, provider } = await setup([{ blocks: [text("Searching"), paused], stop: "pause_turn" }, { blocks: [text(" and found it.")] }], {
+      plugins: [stopCounter],
+    });
+    const events = await drain(agent.run("search"));
+    expect(provider.requests).toHaveLength(2);
+    expect(provider.requests[1]!.messages.at(-1)).toMatchObject({ role: "assistant", blocks: [{ type: "text", text: "Searching" }, paused] });
+    expect(stops).toBe(1);
+    expect(events.filter((e) => e.type === "notice")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+  });
+
   it("at the model's output limit and on a refusal: a notice says so before done", async () => {
     for (const [stop, said] of [
       ["max_tokens", "the reply hit the model's output limit (max_tokens)"],
