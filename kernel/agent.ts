@@ -759,13 +759,13 @@ export class Agent {
     });
     if (decision.decision === "deny") return fail(`permission denied: ${decision.reason}`);
     if (decision.decision === "ask") {
-      // cancelled while a preToolUse hook ran: nobody is left to ask (an aborted signal never
-      // fires its listener, so the request would wait for an answer that never comes)
-      if (signal.aborted) return fail(INTERRUPTED);
       // a call that would fail anyway gets its error now, not a question whose "yes" leads only
       // to it; a precheck that itself fails leaves the question (run checks again anyway)
       const checkCtx = { cwd: this.host.cwd, projectRoot: this.host.projectRoot, files: this.files, settings: this.host.settings };
       const problem = await tool.precheck?.(input, checkCtx).catch(() => undefined);
+      // cancelled while a preToolUse hook or the precheck ran: nobody is left to ask (an aborted
+      // signal never fires its listener, so the request would wait for an answer that never comes)
+      if (signal.aborted) return fail(INTERRUPTED);
       if (problem) return fail(problem);
       const request_id = `perm-${++this.#permSeq}`;
       let interrupted = false;
