@@ -3,10 +3,12 @@
  * notices to stderr. JSON: one event object per line on stdout, deltas omitted (the
  * `assistant_message` carries the full text).
  */
-import type { AgentEvent } from "../../kernel/index.js";
+import type { AgentEvent, EventOf } from "../../kernel/index.js";
 
 export interface Printer {
   event(ev: AgentEvent): void;
+  /** A permission request headless mode denied, with the reason the model was given. */
+  denied(ev: EventOf<"permission_request">, reason: string): void;
   notice(text: string): void;
   end(): void;
 }
@@ -61,10 +63,6 @@ export class TextPrinter implements Printer {
           this.#line(`${prefix}✗ ${ev.tool_name}: ${ev.output.split("\n")[0]}`);
         }
         break;
-      case "permission_request":
-        this.#denied.add(ev.tool_id);
-        this.#line(`${prefix}✗ ${ev.tool_name} needs approval (denied: use --mode or an allow rule${ev.suggested_rule ? ` such as ${ev.suggested_rule}` : ""})`);
-        break;
       case "notice":
         this.#line(`${prefix}! ${ev.text}`);
         break;
@@ -82,6 +80,12 @@ export class TextPrinter implements Printer {
         break;
     }
   }
+  denied(ev: EventOf<"permission_request">, reason: string) {
+    this.#denied.add(ev.tool_id);
+    // the user reads what the model is told: which --mode, or which rule, would allow it
+    const prefix = ev.agent ? `  ↳ [${ev.agent}] ` : "";
+    this.#line(`${prefix}✗ ${ev.tool_name} ${compactInput(ev.input)}: ${reason}`);
+  }
   notice(text: string) {
     this.#line(`! ${text}`);
   }
@@ -95,6 +99,10 @@ export class JsonPrinter implements Printer {
   event(ev: AgentEvent): void {
     if (ev.type === "text_delta" || ev.type === "thinking_delta") return;
     this.out.write(`${JSON.stringify(ev)}\n`);
+  }
+  denied(ev: EventOf<"permission_request">) {
+    // the reason reaches the reader in the call's tool_end (`permission denied: …`)
+    this.event(ev);
   }
   notice(text: string) {
     this.event({ type: "notice", text });

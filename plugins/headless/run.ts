@@ -90,7 +90,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
         if (ev.type === "permission_request") {
           const reason = denialReason(ev.suggested_rule, agent.checker.mode, host.tools.get(ev.tool_name)?.kind);
           agent.respond(ev.request_id, { allow: false, reason, automatic: true });
-          printer.event(ev);
+          printer.denied(ev, reason);
           continue;
         }
         if (ev.type === "error") failed = true;
