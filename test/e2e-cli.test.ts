@@ -113,6 +113,24 @@ describe("larik -p end to end", () => {
     expect(JSON.stringify(resumed.at(-1))).toContain("what did you change?");
     expect(server.requests.at(-1)!.body.model).toBe("some-model");
 
+    // a slash command's output is the answer, on stdout; with --output json it ends with done
+    const cost = await runCli(["-c", "-p", "/cost"], { cwd: repo, env });
+    expect([cost.code, cost.stderr]).toEqual([0, ""]);
+    expect(cost.stdout).toMatch(/some-model/);
+    const costJson = await runCli(["-c", "-p", "--output", "json", "/cost"], { cwd: repo, env });
+    const costEvents = costJson.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(costEvents.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    expect(costEvents.slice(0, -1).every((e) => e.type === "notice")).toBe(true);
+    const sent = server.requests.length;
+    const typo = await runCli(["-c", "-p", "/cots"], { cwd: repo, env });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe("larik: unknown command /cots (did you mean /cost?): larik --help lists them; to send the text to the model as it is, start it with a space\n");
+    expect(server.requests.length).toBe(sent);
+    server.push({ text: "It is not full." });
+    const spaced = await runCli(["-c", "-p", " /etc is full"], { cwd: repo, env });
+    expect(spaced.code).toBe(0);
+    expect(JSON.stringify(server.requests.at(-1)!.body.messages.at(-1))).toContain("/etc is full");
+
     // a branch, then the list: newest first, the branch marked as /sessions marks it
     server.push({ text: "Branched." });
     const r3 = await runCli(["-c", "--fork", "-p", "try another way"], { cwd: repo, env });

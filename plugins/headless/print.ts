@@ -10,6 +10,8 @@ export interface Printer {
   /** A permission request headless mode denied, with the reason the model was given. */
   denied(ev: EventOf<"permission_request">, reason: string): void;
   notice(text: string): void;
+  /** A slash command's output: the run's answer (stdout in text mode). */
+  output(text: string): void;
   end(): void;
 }
 
@@ -89,6 +91,9 @@ export class TextPrinter implements Printer {
   notice(text: string) {
     this.#line(`! ${text}`);
   }
+  output(text: string) {
+    this.#text(`${text}\n`);
+  }
   end() {
     if (this.#wroteText && !this.#atLineStart) this.#text("\n");
   }
@@ -105,6 +110,9 @@ export class JsonPrinter implements Printer {
     this.event(ev);
   }
   notice(text: string) {
+    this.event({ type: "notice", text });
+  }
+  output(text: string) {
     this.event({ type: "notice", text });
   }
   end() {}

@@ -6,6 +6,7 @@ import {
   agentOptionsFromArgs,
   ConfigError,
   errorText,
+  nearestName,
   parseDuration,
   type Agent,
   type AgentEvent,
@@ -61,6 +62,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   let prompt = args.positionals.join(" ");
   if (!prompt.trim() && !process.stdin.isTTY) prompt = await readStdin();
   if (!prompt.trim()) throw new ConfigError('-p needs a prompt: larik -p "fix the failing test", or pipe one: echo "..." | larik -p');
+  assertKnownCommand(host, prompt);
   const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err);
   let agent: Agent | undefined;
   let readerGone = false;
@@ -83,9 +85,10 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   // timeout): a reader of --output json stops at `done` (LARIK-REFERENCE §22)
   let done: AgentEvent | undefined;
   try {
-    const text = await expandCommand(host, agent, prompt.trim(), printer);
-    if (text === undefined) return 0;
-    if (!readerGone) {
+    const text = await expandCommand(host, agent, prompt, printer);
+    // a command that made no prompt ran no turn; a reader of --output json still gets its end
+    if (text === undefined) done = { type: "done", stop_reason: "end_turn", session_id: agent.session.id };
+    else if (!readerGone) {
       for await (const ev of agent.run(text)) {
         if (ev.type === "permission_request") {
           const reason = denialReason(ev.suggested_rule, agent.checker.mode, host.tools.get(ev.tool_name)?.kind);
@@ -115,18 +118,35 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   return signals.exitStatus(readerGone ? SIGPIPE_STATUS : failed ? 1 : 0);
 }
 
+/** `/name args` at the very start of the prompt (a leading space makes it a plain prompt). */
+const COMMAND_LINE = /^\/([\w:.-]+)(?:\s+([\s\S]*?))?\s*$/;
+
+/**
+ * A prompt that is `/name …` must name a command, as in the TUI: sent to the model instead, a
+ * mistyped `/cots` would cost a request and answer something else. A leading space sends it as
+ * it is.
+ * @throws ConfigError naming the nearest command.
+ */
+function assertKnownCommand(host: Host, prompt: string): void {
+  const m = COMMAND_LINE.exec(prompt);
+  if (!m || host.commands.get(m[1]!)) return;
+  const near = nearestName(m[1]!, host.commands.list().map((c) => c.name));
+  const hint = near ? ` (did you mean /${near}?)` : "";
+  throw new ConfigError(`unknown command /${m[1]}${hint}: larik --help lists them; to send the text to the model as it is, start it with a space`);
+}
+
 /**
  * A prompt that starts with `/name` runs that slash command (skills, custom commands, MCP
  * prompts); a command that returns a prompt is sent as the turn. Returns the text to run, or
  * undefined when the command produced no prompt.
  */
 async function expandCommand(host: Host, agent: Agent, prompt: string, printer: Printer): Promise<string | undefined> {
-  const m = /^\/([\w:.-]+)(?:\s+([\s\S]*))?$/.exec(prompt);
-  if (!m) return prompt;
-  const cmd = host.commands.get(m[1]!);
-  if (!cmd) return prompt;
+  const m = COMMAND_LINE.exec(prompt);
+  const cmd = m && host.commands.get(m[1]!);
+  if (!cmd) return prompt.trim();
   try {
-    const r = await cmd.run({ host, agent, args: m[2] ?? "", print: (t) => printer.notice(t) });
+    // what a command prints is this run's answer (`larik -c -p /cost > cost.txt`)
+    const r = await cmd.run({ host, agent, args: m[2] ?? "", print: (t) => printer.output(t) });
     return r?.prompt;
   } catch (err) {
     throw new Error(`/${cmd.name}: ${errorText(err)}`);
