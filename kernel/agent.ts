@@ -321,9 +321,14 @@ export class Agent {
   }
 
   /** Interrupts the running turn, if any. */
-  cancel(): void {
-    this.#running?.abort(new Error(INTERRUPTED));
+  cancel(reason: string = INTERRUPTED): void {
+    if (!this.#running || this.#running.signal.aborted) return;
+    this.#interruption = reason;
+    this.#running.abort(new Error(reason));
   }
+
+  /** What the calls and the partial reply of a cancelled turn say stopped them. */
+  #interruption = INTERRUPTED;
 
   /** Starts a fresh context in the same session (`/clear`). */
   clear(): void {
@@ -371,6 +376,7 @@ export class Agent {
     if (this.#running) throw new Error("a turn is already running: wait for it to finish or cancel it");
     const ctrl = new AbortController();
     this.#running = ctrl;
+    this.#interruption = INTERRUPTED;
     const ch = new Channel<AgentEvent>();
     const emit = (e: AgentEvent) => this.#emit(ch, e);
     this.#turnDone = this.#turn(prompt, ctrl.signal, emit)
@@ -619,7 +625,7 @@ export class Agent {
       if (signal.aborted) {
         const blocks: Block[] = [];
         if (partial) blocks.push({ type: "text", text: partial });
-        blocks.push({ type: "text", text: `[${INTERRUPTED}]` });
+        blocks.push({ type: "text", text: `[${this.#interruption}]` });
         this.#appendMessage({ role: "assistant", blocks, model: this.model });
         return { kind: "interrupted" };
       }
@@ -710,8 +716,8 @@ export class Agent {
       if (results[i]) return results[i];
       // never started (the turn was cancelled): its tool_end still tells a front end, and a
       // reader of `-p --output json`, that the call is answered
-      emit({ type: "tool_end", tool_id: u.id, tool_name: u.name, input: u.input, output: INTERRUPTED, is_error: true });
-      return { type: "tool_result", id: u.id, content: INTERRUPTED, is_error: true };
+      emit({ type: "tool_end", tool_id: u.id, tool_name: u.name, input: u.input, output: this.#interruption, is_error: true });
+      return { type: "tool_result", id: u.id, content: this.#interruption, is_error: true };
     });
     this.#appendMessage({ role: "user", blocks });
     if (halt) emit({ type: "notice", text: `turn stopped by a hook: ${halt}` });
@@ -765,7 +771,7 @@ export class Agent {
       const problem = await tool.precheck?.(input, checkCtx).catch(() => undefined);
       // cancelled while a preToolUse hook or the precheck ran: nobody is left to ask (an aborted
       // signal never fires its listener, so the request would wait for an answer that never comes)
-      if (signal.aborted) return fail(INTERRUPTED);
+      if (signal.aborted) return fail(this.#interruption);
       if (problem) return fail(problem);
       const request_id = `perm-${++this.#permSeq}`;
       let interrupted = false;
@@ -795,7 +801,7 @@ export class Agent {
         });
       });
       // an unanswered call is not one the user denied (LARIK-REFERENCE §2: "interrupted by user")
-      if (interrupted) return fail(INTERRUPTED);
+      if (interrupted) return fail(this.#interruption);
       if (!answer.allow) {
         if (answer.automatic) return fail(`permission denied: ${answer.reason ?? "no one could approve this call"}`);
         return fail(answer.reason ? `the user denied this call: ${answer.reason}` : "the user denied this call");
@@ -861,10 +867,10 @@ export class Agent {
       const r = await Promise.race([running, stopped.promise]);
       result =
         r === GAVE_UP
-          ? { content: `${INTERRUPTED} (${tool.name} did not stop within ${TOOL_STOP_GRACE_MS / 1000} s and may still be running)`, is_error: true }
+          ? { content: `${this.#interruption} (${tool.name} did not stop within ${TOOL_STOP_GRACE_MS / 1000} s and may still be running)`, is_error: true }
           : r;
     } catch (err) {
-      result = { content: signal.aborted ? INTERRUPTED : `${tool.name} failed: ${errorText(err)}`, is_error: true };
+      result = { content: signal.aborted ? this.#interruption : `${tool.name} failed: ${errorText(err)}`, is_error: true };
     } finally {
       stopped.dispose();
     }
@@ -997,6 +1003,7 @@ export class Agent {
     if (!this.messages.length) throw new Error("nothing to compact yet");
     const ctrl = new AbortController();
     this.#running = ctrl;
+    this.#interruption = INTERRUPTED;
     const ch = new Channel<AgentEvent>();
     try {
       const { tools } = await this.context();

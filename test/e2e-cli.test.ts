@@ -244,6 +244,8 @@ describe("larik -p end to end", () => {
     expect(events.at(-2)).toEqual({ type: "error", text: "stopped: --timeout 1s reached" });
     expect(events.filter((e) => e.type === "done")).toHaveLength(1);
     expect(events.find((e) => e.type === "tool_end")).toMatchObject({ tool_id: "c1", is_error: true });
+    // the call's result says what stopped it, not "interrupted by user"
+    expect(events.find((e) => e.type === "tool_end").output).toBe("(no output)\n[interrupted: --timeout 1s reached; the command and its child processes were killed]");
   });
 
   it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod before the request", async () => {
@@ -712,7 +714,7 @@ describe("a reader that goes away (| head -1)", () => {
     expect(messages[0].blocks.at(-1).text).toBe("hi");
     const reply = messages[1].blocks.map((b: { text: string }) => b.text);
     expect(reply[0]).toMatch(/^line 0 of a reply too long to read\nline 1 of/);
-    expect(reply.length === 1 ? reply[0] === long : reply[1] === "[interrupted by user]" && long.startsWith(reply[0])).toBe(true);
+    expect(reply.length === 1 ? reply[0] === long : reply[1] === "[interrupted: the reader of the output went away]" && long.startsWith(reply[0])).toBe(true);
 
     server.push({ text: "resumed" });
     const r2 = await runCli(["-c", "-p", "again"], { cwd: repo, env });
@@ -745,7 +747,7 @@ describe("a reader that goes away (| head -1)", () => {
     });
     expect(messages[2]).toMatchObject({ role: "user", blocks: [{ type: "tool_result", id: "call_1" }] });
     // a second model request, if it had started, was cancelled and recorded as interrupted
-    for (const m of messages.slice(3)) expect(m).toMatchObject({ role: "assistant", blocks: [{ text: "[interrupted by user]" }] });
+    for (const m of messages.slice(3)) expect(m).toMatchObject({ role: "assistant", blocks: [{ text: "[interrupted: the reader of the output went away]" }] });
 
     // the cancelled request may have taken a scripted reply or not: check what -c sends, not what it prints
     server.push({ text: "resumed" });

@@ -139,7 +139,10 @@ export function bashTool(shells: BackgroundShells) {
       return { content: lines.join("\n"), is_error: true };
     }
     if (ending === "abort") {
-      lines.push("[interrupted; the command and its child processes were killed]");
+      // the turn's reason ("interrupted by user", "interrupted: --timeout 5m reached")
+      const reason: unknown = ctx.signal.reason;
+      const why = reason instanceof Error && reason.name !== "AbortError" ? reason.message : "interrupted";
+      lines.push(`[${why}; the command and its child processes were killed]`);
       return { content: lines.join("\n"), is_error: true };
     }
     lines.push(exit.signal ? `[killed by ${exit.signal}]` : `[exit code ${exit.code}]`);

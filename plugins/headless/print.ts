@@ -62,7 +62,10 @@ export class TextPrinter implements Printer {
         break;
       case "tool_end":
         if (ev.is_error && !this.#denied.has(ev.tool_id)) {
-          this.#line(`${prefix}✗ ${ev.tool_name}: ${ev.output.split("\n")[0]}`);
+          // bash puts what stopped it last ("[timed out …]"), after output that may be empty
+          const lines = ev.output.split("\n");
+          const shown = lines[0] === "(no output)" && lines.length > 1 ? lines.at(-1)! : lines[0]!;
+          this.#line(`${prefix}✗ ${ev.tool_name}: ${shown}`);
         }
         break;
       case "notice":

@@ -68,7 +68,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   let readerGone = false;
   const onReaderGone = () => {
     readerGone = true;
-    agent?.cancel();
+    agent?.cancel("interrupted: the reader of the output went away");
   };
   io.out.onGone(onReaderGone);
   io.err.onGone(onReaderGone);
@@ -80,7 +80,8 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   let failed = false;
   let timedOut = false;
   const signals = trapStopSignals(() => agent.cancel());
-  const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel()), timeoutMs) : undefined;
+  // the session and the model read why the turn stopped: not every stop is the user's
+  const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel(`interrupted: --timeout ${String(args.values.timeout)} reached`)), timeoutMs) : undefined;
   // the turn's `done` is printed last, after what is said about why it stopped (a signal, the
   // timeout): a reader of --output json stops at `done` (LARIK-REFERENCE §22)
   let done: AgentEvent | undefined;
