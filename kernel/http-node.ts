@@ -6,7 +6,8 @@
  * AbortSignal in; `ok`, `status`, `headers.get`, a body with `getReader()` (not a whole web
  * `ReadableStream`), `text()` and `json()` out.
  * Connection failures reject like fetch does: a TypeError whose `cause` carries the system
- * error (`ECONNREFUSED`, ...).
+ * error (`ECONNREFUSED`, ...). With HTTPS_PROXY or HTTP_PROXY set, requests go through that
+ * proxy (NO_PROXY honoured) by undici instead.
  */
 import type { IncomingMessage } from "node:http";
 
@@ -90,6 +91,7 @@ class MinimalResponse {
  *   `init.signal` aborts.
  */
 export function nodeFetch(url: string, init: NodeFetchInit = {}): Promise<Response> {
+  if (proxyConfigured(process.env)) return proxiedFetch(url, init);
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const send = transport(u.protocol).request;
@@ -114,4 +116,47 @@ export function nodeFetch(url: string, init: NodeFetchInit = {}): Promise<Respon
     });
     req.end(init.body);
   });
+}
+
+/** The variables curl, Claude Code and undici read for a proxy (either case). */
+const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
+
+/** True when `env` names an HTTP(S) proxy (HTTPS_PROXY, HTTP_PROXY, either case). */
+export function proxyConfigured(env: NodeJS.ProcessEnv): boolean {
+  return PROXY_VARS.some((v) => !!env[v]);
+}
+
+let proxyAgent: { key: string; made: Promise<{ fetch: typeof import("undici").fetch; agent: import("undici").Dispatcher }> } | undefined;
+
+/** The proxy variable that applies to `url` and its value, as undici picks it (for messages). */
+function proxyFor(url: URL, env: NodeJS.ProcessEnv): string {
+  const names = url.protocol === "https:" ? ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] : ["HTTP_PROXY", "http_proxy"];
+  const name = names.find((n) => env[n]);
+  return name ? `${name}=${env[name]}` : "the proxy";
+}
+
+/**
+ * {@link nodeFetch} through the proxy the environment names: undici's `EnvHttpProxyAgent`, which
+ * reads HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case) as curl does, tunnelling with CONNECT.
+ * Loaded only when a proxy is set, so a run without one pays nothing for it; made again when
+ * those variables change.
+ * @throws as {@link nodeFetch}: TypeError("fetch failed") whose cause names the proxy as well,
+ *   or the abort reason.
+ */
+async function proxiedFetch(url: string, init: NodeFetchInit): Promise<Response> {
+  const env = process.env;
+  const key = [...PROXY_VARS, "NO_PROXY", "no_proxy"].map((v) => env[v] ?? "").join("\0");
+  if (proxyAgent?.key !== key) {
+    proxyAgent = { key, made: import("undici").then((u) => ({ fetch: u.fetch, agent: new u.EnvHttpProxyAgent() })) };
+  }
+  const { fetch, agent } = await proxyAgent.made;
+  try {
+    return (await fetch(url, { method: init.method ?? "GET", headers: init.headers, body: init.body, signal: init.signal, dispatcher: agent })) as unknown as Response;
+  } catch (err) {
+    if (init.signal?.aborted) throw init.signal.reason;
+    // "ECONNREFUSED" alone would send the user to check the provider's URL, not the proxy
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const what = cause?.code ?? cause?.message ?? (err as Error).message;
+    throw Object.assign(new TypeError("fetch failed"), { cause: { code: `${what} (through the proxy ${proxyFor(new URL(url), env)})` } });
+  }
 }

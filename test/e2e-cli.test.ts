@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer, type MockReply } from "./fakes/mock-model-server.js";
 import { CLI, runCli } from "./fakes/run-cli.js";
+import { startConnectProxy } from "./fakes/connect-proxy.js";
 
 const root = resolve(import.meta.dirname, "..");
 
@@ -193,6 +194,20 @@ describe("larik -p end to end", () => {
       expect(existsSync(join(repo, "made.txt"))).toBe(false);
       const result = server.requests[1]!.body.messages.find((m: any) => m.role === "tool").content;
       expect(result).toBe('permission denied: headless mode cannot ask for permission: rerun with --mode yolo, or an allow rule such as "bash(touch*)" in permissions.allow');
+    }
+  });
+
+  it("sends its model requests through the proxy HTTP_PROXY names", async () => {
+    const repo = makeRepo();
+    const proxy = await startConnectProxy();
+    try {
+      const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k", HTTP_PROXY: proxy.url };
+      server.push({ text: "Through the proxy." });
+      const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env });
+      expect([r.code, r.stdout, r.stderr]).toEqual([0, "Through the proxy.\n", ""]);
+      expect(proxy.targets).toEqual([new URL(server.url).host]);
+    } finally {
+      await proxy.close();
     }
   });
 

@@ -27,6 +27,7 @@ import {
   type StreamEvent,
 } from "../kernel/index.js";
 import { ReplayServer } from "./fakes/replay-server.js";
+import { startConnectProxy } from "./fakes/connect-proxy.js";
 import { fixture, manifestFor } from "./fakes/recordings.js";
 
 const manifest = manifestFor();
@@ -261,6 +262,40 @@ describe("postJson", () => {
       `p: cannot reach ${url}: ECONNREFUSED; retrying in 0.5 s (1/2)`,
       `p: cannot reach ${url}: ECONNREFUSED; retrying in 1.0 s (2/2)`,
     ]);
+  });
+
+  describe("through a proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY, as curl reads them)", () => {
+    const saved = { ...process.env };
+    afterEach(() => {
+      for (const v of ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"]) if (saved[v] === undefined) delete process.env[v];
+    });
+
+    it("sends the request through the proxy, unless NO_PROXY names the host", async () => {
+      const proxy = await startConnectProxy();
+      try {
+        process.env.HTTP_PROXY = proxy.url;
+        server.enqueue(ok, ok);
+        const res = await postJson({ provider: "p", url: `${server.url}/x`, body: { a: 1 } });
+        expect(await res.json()).toEqual({ ok: true });
+        expect(proxy.targets).toEqual([new URL(server.url).host]);
+        expect(server.requests[0]!.json()).toEqual({ a: 1 });
+        process.env.NO_PROXY = "127.0.0.1";
+        await postJson({ provider: "p", url: `${server.url}/x`, body: {} });
+        expect(proxy.targets).toHaveLength(1);
+        expect(server.requests).toHaveLength(2);
+      } finally {
+        await proxy.close();
+      }
+    });
+
+    it("a proxy that cannot be reached is named in the one-line error", async () => {
+      process.env.HTTP_PROXY = "http://127.0.0.1:1";
+      const url = `${server.url}/x`;
+      const err = await caught(postJson({ provider: "p", url, body: {}, sleep: fastSleep, hint: "check base_url" }));
+      expect(err.kind).toBe("network");
+      expect(err.message).toBe(`cannot reach ${url}: ECONNREFUSED (through the proxy HTTP_PROXY=http://127.0.0.1:1) (check base_url)`);
+      expect(server.requests).toHaveLength(0);
+    });
   });
 
   it("sends a GET without a body when asked (model probing)", async () => {

@@ -17,4 +17,7 @@ process.env.XDG_CACHE_HOME = join(base, "cache");
 // A developer's exported CDPATH changes where `cd web` goes, and the permission checker asks for
 // such a `cd` (tests that need CDPATH set it on the checker or the child they start).
 delete process.env.CDPATH;
+// Provider requests go through a proxy the environment names; the tests' servers are on loopback
+// (tests of the proxy path set these themselves).
+for (const v of ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"]) delete process.env[v];
 afterAll(() => rmSync(base, { recursive: true, force: true }));
