@@ -461,8 +461,7 @@ export class Agent {
       return decision.action === "block" ? "blocked" : "hook_stopped";
     }
     await this.checkpoints.beginTurn();
-    // a compaction cut short by a cancel is an interrupt, not an error (none was reported)
-    if ((await this.#maybeCompact(tools, signal, emit, false)) === "failed") return signal.aborted ? "interrupted" : "error";
+    const compacted = await this.#maybeCompact(tools, signal, emit, false);
     const blocks: Block[] = [];
     const notes = this.notes.splice(0);
     if (notes.length) blocks.push({ type: "text", text: notes.map((n) => `<system-note>${n}</system-note>`).join("\n") });
@@ -472,6 +471,13 @@ export class Agent {
     // the checkpoint unit of this turn, so `/rewind n files` can map a prompt to its snapshots
     const turn = this.checkpoints.currentTurn?.();
     this.#appendMessage({ role: "user", blocks }, undefined, turn !== undefined ? { checkpoint_turn: turn } : undefined);
+    if (compacted === "failed") {
+      // the prompt is kept (a resume shows it, nothing typed is lost), with a mark where its
+      // answer would be; a compaction cut short by a cancel is an interrupt, not an error
+      const mark = signal.aborted ? `[${this.#interruption}]` : "[not answered: the compaction before it failed]";
+      this.#appendMessage({ role: "assistant", blocks: [{ type: "text", text: mark }], model: this.model });
+      return signal.aborted ? "interrupted" : "error";
+    }
 
     let stopBlocks = 0;
     let overflowRetried = false;

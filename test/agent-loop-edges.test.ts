@@ -308,6 +308,33 @@ describe("cancelling during an automatic compaction", () => {
   });
 });
 
+describe("a compaction before the prompt that does not finish", () => {
+  it("keeps the prompt, with a mark where its answer would be", async () => {
+    let agent!: Agent;
+    const { agent: a, provider } = await setup(
+      [
+        { blocks: [text("one done")], usage: { input: 100 } },
+        // the second turn fills 90% of the window: the third compacts before its prompt
+        { blocks: [text("two done")], usage: { input: 900 } },
+        async () => {
+          agent.cancel(); // while the summary is being written
+          return { blocks: [text("<summary>never used</summary>")] };
+        },
+      ],
+      { settings: { models: { "scripted/test": { context_window: 1000 } } } },
+    );
+    agent = a;
+    await drain(agent.run("one"));
+    await drain(agent.run("two"));
+    const events = await drain(agent.run("three: the prompt to keep"));
+    expect(provider.requests.at(-1)!.messages.at(-1)!.blocks.at(-1)).toMatchObject({ type: "text", text: expect.stringContaining("summar") });
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
+    const [user, mark] = agent.messages.slice(-2);
+    expect(user).toMatchObject({ role: "user", blocks: [{ type: "text", text: "three: the prompt to keep" }] });
+    expect(mark).toMatchObject({ role: "assistant", blocks: [{ type: "text", text: "[interrupted by user]" }] });
+  });
+});
+
 describe("cancelling in the run phase", () => {
   it("gives up on a tool that ignores the abort: the turn ends, its call answered as interrupted", async () => {
     const stuck = definePlugin({
