@@ -4,6 +4,7 @@
  * order and executed in batches, every tool_use answered exactly once, the transcript appended
  * as it goes. One turn at a time; the loop knows nothing of any UI.
  */
+import { nearestName } from "./nearest-name.js";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -739,7 +740,7 @@ export class Agent {
     onHalt: (reason: string) => void,
   ): Promise<{ result: ToolResultBlock } | { tool: AnyTool; input: unknown; info: ToolCallInfo }> {
     const fail = (content: string): { result: ToolResultBlock } => ({ result: { type: "tool_result", id: use.id, content, is_error: true } });
-    if (!tool) return fail(`unknown tool "${use.name}": available tools are ${tools.map((t) => t.name).join(", ")}`);
+    if (!tool) return fail(unknownToolText(use.name, tools.map((t) => t.name)));
     if (use.raw_input !== undefined) {
       return fail(`INVALID_JSON: the arguments of ${use.name} were not complete JSON (${truncate(use.raw_input, 200)}). Resend the call with the complete JSON arguments.`);
     }
@@ -1121,6 +1122,17 @@ function afterAbort(signal: AbortSignal, graceMs: number): { promise: Promise<ty
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * The result for a call to a tool that is not offered: the nearest name first (a model that
+ * writes `Read` or `read_file` means `read`), then the offered names, at most 40 of them (with
+ * a few MCP servers the whole list would run to hundreds).
+ */
+function unknownToolText(name: string, offered: string[]): string {
+  const near = nearestName(name, offered) ?? offered.find((t) => name.toLowerCase().startsWith(`${t}_`));
+  const shown = offered.slice(0, 40).join(", ") + (offered.length > 40 ? `, and ${offered.length - 40} more` : "");
+  return `unknown tool "${name}"${near ? ` (did you mean "${near}"?)` : ""}: available tools are ${shown}`;
 }
 
 function truncate(s: string, n: number): string {

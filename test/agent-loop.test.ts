@@ -206,6 +206,8 @@ describe("agent loop", () => {
           call("t1", "peek", { word: 42 }),
           { type: "tool_use", id: "t2", name: "peek", input: {}, raw_input: '{"word": "tru' },
           call("t3", "nosuch", {}),
+          call("t4", "Peek", { word: "x" }),
+          call("t5", "poke_file", { what: "x" }),
         ],
       },
       { blocks: [text("retrying")] },
@@ -215,7 +217,9 @@ describe("agent loop", () => {
     const results = provider.requests[1]!.messages[2]!.blocks as { content: string; is_error?: boolean }[];
     expect(results[0]!.content).toMatch(/^INVALID_ARGUMENTS: peek: word:/);
     expect(results[1]!.content).toMatch(/^INVALID_JSON/);
-    expect(results[2]!.content).toMatch(/unknown tool "nosuch"/);
+    expect(results[2]!.content).toBe('unknown tool "nosuch": available tools are peek, poke');
+    expect(results[3]!.content).toBe('unknown tool "Peek" (did you mean "peek"?): available tools are peek, poke');
+    expect(results[4]!.content).toBe('unknown tool "poke_file" (did you mean "poke"?): available tools are peek, poke');
     expect(results.every((r) => r.is_error)).toBe(true);
   });
 
