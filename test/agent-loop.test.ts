@@ -223,6 +223,21 @@ describe("agent loop", () => {
     expect(results.every((r) => r.is_error)).toBe(true);
   });
 
+  it("lists at most 40 tools to a call of an unknown one", async () => {
+    const many = definePlugin({
+      name: "many-tools",
+      setup(ctx) {
+        for (let i = 10; i < 55; i++) {
+          ctx.tools.register(defineTool({ name: `t${i}`, description: "A numbered test tool.", input: z.object({}), kind: "read", run: async () => ({ content: "ok" }) }));
+        }
+      },
+    });
+    const { agent, provider } = await setup([{ blocks: [call("c1", "nosuch", {})] }, { blocks: [text("ok")] }], { plugins: [many] });
+    await drain(agent.run("go"));
+    const result = (provider.requests[1]!.messages.at(-1)!.blocks[0] as { content: string }).content;
+    expect(result).toMatch(/^unknown tool "nosuch": available tools are peek, poke, t10, .*, t47, and 7 more$/);
+  });
+
   it("refuses a second turn while one runs", async () => {
     const { agent } = await setup([{ blocks: [text("slow")], delayMs: 20 }]);
     const it1 = agent.run("one");
