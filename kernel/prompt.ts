@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Host } from "./host.js";
 import { configDir, dirsFromRoot, gitRoot } from "./paths.js";
-import { isoTime } from "./time.js";
+import { localDay } from "./time.js";
 
 export const BASE_PROMPT = `You are Larik, a coding agent working in the user's terminal. You help with software tasks by reading, searching and editing files and running commands in the user's project, using the tools provided.
 
@@ -50,13 +50,13 @@ export function instructionFiles(cwd: string, env: NodeJS.ProcessEnv = process.e
   return out;
 }
 
-/** The `<env>` block: working directory, platform, date (day only) and git root. */
+/** The `<env>` block: working directory, platform, date (the local day only, so the prompt stays byte-stable all day) and git root. */
 export function envBlock(host: Host, now = new Date()): string {
   const root = gitRoot(host.cwd);
   const lines = [
     `working directory: ${host.cwd}`,
     `platform: ${process.platform}`,
-    `date: ${isoTime(now).slice(0, 10)}`,
+    `date: ${localDay(now)}`,
     `git repository: ${root ? root : "no"}`,
   ];
   return `<env>\n${lines.join("\n")}\n</env>`;

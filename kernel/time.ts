@@ -3,8 +3,8 @@
  *
  * {@link isoTime} gives what `Date#toISOString` gives (ISO 8601, UTC, milliseconds, `Z`) without
  * calling it: on Node 20 the first `toISOString` of a process loads the local time zone
- * (/etc/localtime and its realpath, ~0.7 ms), which nothing before a `-p` run's first model
- * request needs. The UTC getters do not.
+ * (/etc/localtime and its realpath, ~0.7 ms). The UTC getters do not. The `<env>` block's
+ * {@link localDay} does load it, once: the model is told the user's day.
  */
 
 const pad = (n: number, width = 2) => String(n).padStart(width, "0");
@@ -24,4 +24,13 @@ export function isoTime(date: Date = new Date()): string {
 export function localMinute(ms: number): string {
   const d = new Date(ms);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/**
+ * `YYYY-MM-DD` of `date` in local time: the day the user lives in, which the model is told.
+ * Reading the local time zone costs ~0.7 ms once per process; a UTC day is a day off every
+ * evening west of Greenwich and every morning east of it.
+ */
+export function localDay(date: Date = new Date()): string {
+  return `${pad(date.getFullYear(), 4)}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
 }

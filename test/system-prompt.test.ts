@@ -68,7 +68,8 @@ describe("the system prompt", () => {
     const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
     await drain(agent.run("hi"));
     const system = provider.requests[0]!.system;
-    const day = new Date().toISOString().slice(0, 10);
+    const now = new Date();
+    const day = `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}-${String(now.getDate()).padStart(2, "0")}`;
     expect(system).toBe(
       [
         BASE_PROMPT,
@@ -119,12 +120,20 @@ describe("the system prompt", () => {
 });
 
 describe("the <env> block", () => {
-  it("gives the date to the day only", async () => {
+  it("gives the local date to the day only", async () => {
     const cwd = tmp("larik-sp-env-");
     const host = await Host.create({ plugins: [], cwd, settings: {} });
-    const morning = envBlock(host, new Date("2026-03-04T00:00:01Z"));
-    expect(morning).toContain("date: 2026-03-04\n");
-    expect(envBlock(host, new Date("2026-03-04T23:59:59Z"))).toBe(morning);
-    expect(morning).toContain("git repository: no\n");
+    const tz = process.env.TZ;
+    try {
+      // late evening in New York is already tomorrow in UTC: the user's day is the one to give
+      process.env.TZ = "America/New_York";
+      const morning = envBlock(host, new Date("2026-03-04T05:00:01Z"));
+      expect(morning).toContain("date: 2026-03-04\n");
+      expect(envBlock(host, new Date("2026-03-05T04:59:59Z"))).toBe(morning);
+      expect(morning).toContain("git repository: no\n");
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
   });
 });
