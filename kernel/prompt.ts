@@ -41,8 +41,9 @@ export function instructionFiles(cwd: string, env: NodeJS.ProcessEnv = process.e
   for (const dir of dirs) {
     for (const name of ["AGENTS.md", "CLAUDE.md"]) {
       const text = readIfExists(join(dir, name));
-      if (text !== undefined) {
-        if (text.trim()) out.push([relative(root, join(dir, name)) || name, text]);
+      // an empty AGENTS.md (a placeholder) does not hide the CLAUDE.md beside it
+      if (text?.trim()) {
+        out.push([relative(root, join(dir, name)) || name, text]);
         break;
       }
     }

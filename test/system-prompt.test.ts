@@ -50,6 +50,13 @@ describe("instruction files", () => {
     ]);
   });
 
+  it("an empty AGENTS.md does not hide the CLAUDE.md beside it", () => {
+    const dir = tmp("larik-sp-empty-");
+    writeFileSync(join(dir, "AGENTS.md"), "\n  \n");
+    writeFileSync(join(dir, "CLAUDE.md"), "claude rules\n");
+    expect(instructionFiles(dir, { HOME: tmp("larik-sp-nohome-") })).toEqual([["CLAUDE.md", "claude rules\n"]]);
+  });
+
   it("labels files relative to cwd's canonical path when cwd is reached through a symlink outside git", () => {
     const real = tmp("larik-sp-real-");
     writeFileSync(join(real, "AGENTS.md"), "linked\n");
