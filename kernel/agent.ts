@@ -374,7 +374,9 @@ export class Agent {
    * @throws Error while a turn (or `/compact`) runs.
    */
   run(prompt: string | Block[]): AsyncIterable<AgentEvent> {
-    if (this.#running) throw new Error("a turn is already running: wait for it to finish or cancel it");
+    if (this.#running) {
+      throw new Error(`${this.#compacting ? "a compaction" : "a turn"} is already running: wait for it to finish or cancel it`);
+    }
     const ctrl = new AbortController();
     this.#running = ctrl;
     this.#interruption = INTERRUPTED;
@@ -1010,6 +1012,7 @@ export class Agent {
     if (!this.messages.length) throw new Error("nothing to compact yet");
     const ctrl = new AbortController();
     this.#running = ctrl;
+    this.#compacting = true;
     this.#interruption = INTERRUPTED;
     const ch = new Channel<AgentEvent>();
     try {
@@ -1020,9 +1023,13 @@ export class Agent {
       }, false);
     } finally {
       this.#running = undefined;
+      this.#compacting = false;
       ch.close();
     }
   }
+
+  /** True while `/compact` runs (it holds the agent as a turn does). */
+  #compacting = false;
 
   /** Cancels a running turn and waits (up to 5 s) for it to write its last entries, fires `sessionEnd`, closes the session. */
   async close(reason = "exit"): Promise<void> {

@@ -147,6 +147,19 @@ describe("compaction", () => {
     expect(JSON.stringify(agent.messages)).toContain("second summary includes first summary");
   });
 
+  it("a prompt sent while /compact runs is refused, saying a compaction runs", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { agent } = await agentWith([{ blocks: [text("a")] }, async () => (await gate, summaryReply("s"))], 200_000);
+    await drain(agent.run("1"));
+    const compacting = agent.compact();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(() => agent.run("2")).toThrow("a compaction is already running: wait for it to finish or cancel it");
+    release();
+    await compacting;
+    expect(agent.running).toBe(false);
+  });
+
   it("never separates a tool_use from its tool_result when compacting mid-turn", async () => {
     const { agent, provider } = await agentWith(
       [
