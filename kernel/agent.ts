@@ -701,7 +701,9 @@ export class Agent {
     for (let i = 0; i < uses.length; i++) {
       const use = uses[i]!;
       if (signal.aborted) break;
-      const r = await this.#authorize(use, byName.get(use.name), tools, signal, emit, (reason) => (halt ??= reason));
+      // a call after others that will run first may depend on them (read, then edit; edit, then edit
+      // what it made): checked against the files as they are now, it would be refused wrongly
+      const r = await this.#authorize(use, byName.get(use.name), tools, signal, emit, (reason) => (halt ??= reason), approved.length === 0);
       if ("result" in r) {
         results[i] = r.result;
         emit({ type: "tool_start", tool_id: use.id, tool_name: use.name, input: use.input });
@@ -740,6 +742,7 @@ export class Agent {
     signal: AbortSignal,
     emit: (e: AgentEvent) => void,
     onHalt: (reason: string) => void,
+    precheck: boolean,
   ): Promise<{ result: ToolResultBlock } | { tool: AnyTool; input: unknown; info: ToolCallInfo }> {
     const fail = (content: string): { result: ToolResultBlock } => ({ result: { type: "tool_result", id: use.id, content, is_error: true } });
     if (!tool) return fail(unknownToolText(use.name, tools.map((t) => t.name)));
@@ -777,7 +780,7 @@ export class Agent {
       // a call that would fail anyway gets its error now, not a question whose "yes" leads only
       // to it; a precheck that itself fails leaves the question (run checks again anyway)
       const checkCtx = { cwd: this.host.cwd, projectRoot: this.host.projectRoot, files: this.files, settings: this.host.settings };
-      const problem = await tool.precheck?.(input, checkCtx).catch(() => undefined);
+      const problem = precheck ? await tool.precheck?.(input, checkCtx).catch(() => undefined) : undefined;
       // cancelled while a preToolUse hook or the precheck ran: nobody is left to ask (an aborted
       // signal never fires its listener, so the request would wait for an answer that never comes)
       if (signal.aborted) return fail(this.#interruption);

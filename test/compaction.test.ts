@@ -150,7 +150,10 @@ describe("compaction", () => {
   it("a prompt sent while /compact runs is refused, saying a compaction runs", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const { agent } = await agentWith([{ blocks: [text("a")] }, async () => (await gate, summaryReply("s"))], 200_000);
+    const { agent } = await agentWith([{ blocks: [text("a")] }, async () => {
+        await gate;
+        return { blocks: [text("<summary>s</summary>")] };
+      }], 200_000);
     await drain(agent.run("1"));
     const compacting = agent.compact();
     await new Promise((r) => setTimeout(r, 10));

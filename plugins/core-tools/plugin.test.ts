@@ -128,6 +128,37 @@ describe("asking only for calls that can succeed", () => {
   });
 });
 
+describe("precheck and calls that depend on earlier ones in the same reply", () => {
+  it("asks for an edit after a read of the same file, and for a second edit of what the first made", async () => {
+    await writeFile(join(root, "a.txt"), "hello world\n");
+    const host = await Host.create({ plugins: [plugin], cwd: root, env: { ...process.env, XDG_DATA_HOME: join(root, ".data") } });
+    const provider = new ScriptedProvider([
+      {
+        blocks: [
+          use("t1", "read", { path: "a.txt" }),
+          use("t2", "edit", { path: "a.txt", old_string: "world", new_string: "there" }),
+          use("t3", "edit", { path: "a.txt", old_string: "hello there", new_string: "hi there" }),
+        ],
+      },
+      { blocks: [text("done")] },
+    ]);
+    try {
+      const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
+      const asked: string[] = [];
+      for await (const e of agent.run("go") as AsyncIterable<AgentEvent>) {
+        if (e.type === "permission_request") {
+          asked.push(e.tool_id);
+          agent.respond(e.request_id, { allow: true });
+        }
+      }
+      expect(asked).toEqual(["t2", "t3"]);
+      expect(await readFile(join(root, "a.txt"), "utf8")).toBe("hi there\n");
+    } finally {
+      await host.dispose();
+    }
+  });
+});
+
 describe("todo_write", () => {
   it("accepts a list without echoing it and carries it in display", async () => {
     const todos = [
