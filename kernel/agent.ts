@@ -215,7 +215,9 @@ export class Agent {
           const there = atRoot ? ` (the project root ${host.projectRoot} has sessions: run larik -c there)` : "";
           throw new ConfigError(`no session to continue in ${host.cwd}: start one without -c${there}`);
         }
-        id = list[0]!.id;
+        // a session that never got a prompt (a TUI opened and quit, `larik -p /cost`) is not the
+        // conversation -c means to continue
+        id = (list.find((s) => s.title) ?? list[0]!).id;
       }
       try {
         prior = opts.fork ? await store.fork(host.cwd, id) : await store.open(host.cwd, id);

@@ -35,6 +35,22 @@ async function threeTurns(t: TestBed, agent: Agent): Promise<void> {
 }
 
 describe("resume", () => {
+  it("-c continues the newest session that got a prompt, not a newer empty one", async () => {
+    const t = await bed();
+    const talked = await t.host.openAgent({ model: "scripted/m1" });
+    t.provider.push({ blocks: [text("hi")] });
+    await drain(talked.run("hello"));
+    await talked.close();
+    await new Promise((r) => setTimeout(r, 20)); // a later write time for the empty one
+    const empty = await t.host.openAgent({ model: "scripted/m1" }); // `larik -p /cost`, a TUI quit at once
+    await empty.close();
+    const list = await t.host.sessionStore!.list(t.cwd);
+    expect(list[0]!.id).toBe(empty.session.id);
+    const resumed = await t.host.openAgent({ continue: true });
+    expect(resumed.session.id).toBe(talked.session.id);
+    await resumed.close();
+  });
+
   it("-c in a subfolder with no sessions of its own points at the project root's", async () => {
     const t = await bed();
     const agent = await t.host.openAgent({ model: "scripted/m1" });

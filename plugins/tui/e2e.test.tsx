@@ -72,6 +72,7 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
       { text: "Streaming works: **bold** text and `code`." },
       { text: "Writing a file.", tools: [{ id: "call_1", name: "write", input: { path: "notes.txt", content: "from the model\n" } }] },
       { text: "Now waiting.", tools: [{ id: "call_2", name: "bash", input: { command: "sleep 30" } }] },
+      { text: "A fresh start." },
     );
     // env -i: nothing of this process's environment leaks in; CI in particular would make Ink
     // print only finished output (ink/build/ink.js `isInCi`)
@@ -142,7 +143,12 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     pane = await waitPane(s, /^new session (\S+)/m);
     const fresh = /^new session (\S+)/m.exec(pane)![1]!;
 
-    // quit with ctrl+d on the empty composer: the current session's id is printed for --resume
+    // a prompt in it, then quit with ctrl+d on the empty composer: the current session's id is
+    // printed for --resume (a session without a prompt would have nothing to resume)
+    tmux("send-keys", "-t", s, "-l", "start over");
+    await pause();
+    tmux("send-keys", "-t", s, "Enter");
+    await waitPane(s, "A fresh start.");
     await pause(300);
     tmux("send-keys", "-t", s, "C-d");
     pane = await waitPane(s, /resume this session with: larik --resume (\S+)/);
@@ -155,6 +161,21 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     expect(files.some((f) => f.includes(id))).toBe(true);
     expect(files).toHaveLength(2);
   }, 120_000);
+
+  it("quitting a session that never got a prompt offers nothing to resume", async () => {
+    const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
+    const home = join(base, "home");
+    mkdirSync(home);
+    const env = [`PATH=${process.env.PATH}`, `HOME=${home}`, `XDG_CONFIG_HOME=${join(home, ".config")}`, `XDG_DATA_HOME=${join(home, "data")}`, "TERM=tmux-256color", "LANG=C.UTF-8", `OPENAI_BASE_URL=${server.url}/v1`, "OPENAI_API_KEY=k"];
+    const cmd = ["env", "-i", ...env, process.execPath, program.cli, "--model", "openai-compatible/m"].map((a) => `'${a}'`).join(" ");
+    tmux("new-session", "-d", "-s", "empty", "-x", "100", "-y", "30", "-c", base, `${cmd}; echo "[exit $?]"; sleep 60`);
+    await waitPane("empty", "ask anything");
+    await pause(300);
+    tmux("send-keys", "-t", "empty", "C-d");
+    const pane = await waitPane("empty", "[exit 0]");
+    expect(pane).not.toContain("resume this session");
+    tmux("kill-session", "-t", "empty");
+  }, 60_000);
 
   it("a closed terminal (SIGHUP) ends the session cleanly: the running command stops, no placeholder stays", async () => {
     const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));

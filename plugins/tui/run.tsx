@@ -119,6 +119,8 @@ export async function runTui(
     await history.flush();
   }
   const id = controller.agent.session.id;
-  if (signals.signal !== "SIGHUP") stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
+  // a session without a prompt holds nothing to resume
+  const said = controller.agent.session.entries().some((e) => e.type === "message");
+  if (signals.signal !== "SIGHUP" && said) stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
   return signals.exitStatus(0);
 }
