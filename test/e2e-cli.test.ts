@@ -261,6 +261,11 @@ describe("larik -p end to end", () => {
     expect(events.find((e) => e.type === "tool_end")).toMatchObject({ tool_id: "c1", is_error: true });
     // the call's result says what stopped it, not "interrupted by user"
     expect(events.find((e) => e.type === "tool_end").output).toBe("(no output)\n[interrupted: --timeout 1s reached; the command and its child processes were killed]");
+    // in text mode the call's line says why it stopped, not its first line of output
+    server.push({ tools: [{ id: "c2", name: "bash", input: { command: "echo starting; sleep 30" } }] });
+    const t = await runCli(["-p", "--timeout", "1s", "--mode", "yolo", "--model", "openai-compatible/m", "wait"], { cwd: repo, env });
+    expect(t.code).toBe(1);
+    expect(t.stderr).toContain("✗ bash echo starting; sleep 30: [interrupted: --timeout 1s reached; the command and its child processes were killed]\n");
   });
 
   it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod before the request", async () => {

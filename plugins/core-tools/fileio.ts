@@ -29,7 +29,7 @@ export function looksBinary(buf: Uint8Array): boolean {
 export function checkFresh(ctx: Pick<ToolContext, "files">, target: WriteTarget): void {
   if (!target.exists) return;
   const last = ctx.files.lastRead(target.abs);
-  if (last === undefined) throw new ToolInputError(`refused: ${target.rel} exists and has not been read yet; read it first, then write`);
+  if (last === undefined) throw new ToolInputError(`refused: ${target.rel} exists and has not been read yet; read it first`);
   if (last !== target.mtimeMs) {
     throw new ToolInputError(`refused: ${target.rel} changed on disk since it was last read; read it again before writing`);
   }

@@ -113,9 +113,9 @@ describe("asking only for calls that can succeed", () => {
       }
       const results = provider.requests[1]!.messages.at(-1)!.blocks as { id: string; content: string }[];
       expect(results.map((b) => b.content)).toEqual([
-        "refused: a.txt exists and has not been read yet; read it first, then write",
-        "refused: a.txt exists and has not been read yet; read it first, then write",
-        "refused: a.txt exists and has not been read yet; read it first, then write",
+        "refused: a.txt exists and has not been read yet; read it first",
+        "refused: a.txt exists and has not been read yet; read it first",
+        "refused: a.txt exists and has not been read yet; read it first",
       ]);
       const third = provider.requests[3]!.messages.at(-1)!.blocks as { id: string; content: string }[];
       expect(third[0]!.content).toMatch(/^old_string not found in a\.txt/);

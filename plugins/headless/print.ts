@@ -62,10 +62,12 @@ export class TextPrinter implements Printer {
         break;
       case "tool_end":
         if (ev.is_error && !this.#denied.has(ev.tool_id)) {
-          // bash puts what stopped it last ("[timed out …]"), after output that may be empty
+          // bash puts what stopped it last ("[timed out …]", "[interrupted …]"), after its output
           const lines = ev.output.split("\n");
-          const shown = lines[0] === "(no output)" && lines.length > 1 ? lines.at(-1)! : lines[0]!;
-          this.#line(`${prefix}✗ ${ev.tool_name}: ${shown}`);
+          const last = lines.at(-1)!;
+          const shown = /^\[(interrupted|timed out)\b/.test(last) || (lines[0] === "(no output)" && lines.length > 1) ? last : lines[0]!;
+          const what = compactInput(ev.input);
+          this.#line(`${prefix}✗ ${ev.tool_name}${what ? ` ${what}` : ""}: ${shown}`);
         }
         break;
       case "notice":
