@@ -128,6 +128,32 @@ export function proxyConfigured(env: NodeJS.ProcessEnv): boolean {
 
 let proxyAgent: { key: string; made: Promise<{ fetch: typeof import("undici").fetch; agent: import("undici").Dispatcher }> } | undefined;
 
+/**
+ * The proxy variables' values as undici needs them: curl takes `proxy.corp:3128` for
+ * `http://proxy.corp:3128`, and so does Larik.
+ * @throws TypeError naming the variable when a value is not a URL even then.
+ */
+function proxyOptions(env: NodeJS.ProcessEnv): { httpProxy?: string; httpsProxy?: string; noProxy?: string } {
+  const pick = (...names: string[]) => {
+    const name = names.find((n) => env[n]);
+    if (!name) return undefined;
+    const raw = env[name]!.trim();
+    const value = /^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `http://${raw}`;
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw Object.assign(new TypeError("bad proxy"), { cause: { code: `${name}=${raw} is not a proxy URL: write it as http://host:port`, badProxy: true } });
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw Object.assign(new TypeError("bad proxy"), { cause: { code: `${name}=${raw}: only http:// and https:// proxies are supported`, badProxy: true } });
+    }
+    return value;
+  };
+  const httpProxy = pick("HTTP_PROXY", "http_proxy");
+  return { httpProxy, httpsProxy: pick("HTTPS_PROXY", "https_proxy") ?? httpProxy, noProxy: env.NO_PROXY ?? env.no_proxy };
+}
+
 /** The proxy variable that applies to `url` and its value, as undici picks it (for messages). */
 function proxyFor(url: URL, env: NodeJS.ProcessEnv): string {
   const names = url.protocol === "https:" ? ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] : ["HTTP_PROXY", "http_proxy"];
@@ -136,18 +162,19 @@ function proxyFor(url: URL, env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * {@link nodeFetch} through the proxy the environment names: undici's `EnvHttpProxyAgent`, which
- * reads HTTPS_PROXY / HTTP_PROXY / NO_PROXY (either case) as curl does, tunnelling with CONNECT.
- * Loaded only when a proxy is set, so a run without one pays nothing for it; made again when
- * those variables change.
- * @throws as {@link nodeFetch}: TypeError("fetch failed") whose cause names the proxy as well,
- *   or the abort reason.
+ * {@link nodeFetch} through the proxy the environment names (HTTPS_PROXY / HTTP_PROXY, either
+ * case, a value without a scheme taken as http:// as curl does; NO_PROXY honoured), by undici's
+ * `EnvHttpProxyAgent`, tunnelling with CONNECT. Loaded only when a proxy is set, so a run without
+ * one pays nothing for it; made again when those variables change.
+ * @throws TypeError("fetch failed") whose cause's `code` names the proxy (and `proxy` is set),
+ *   a bad proxy value naming its variable, or the abort reason.
  */
 async function proxiedFetch(url: string, init: NodeFetchInit): Promise<Response> {
   const env = process.env;
   const key = [...PROXY_VARS, "NO_PROXY", "no_proxy"].map((v) => env[v] ?? "").join("\0");
   if (proxyAgent?.key !== key) {
-    proxyAgent = { key, made: import("undici").then((u) => ({ fetch: u.fetch, agent: new u.EnvHttpProxyAgent() })) };
+    const options = proxyOptions(env);
+    proxyAgent = { key, made: import("undici").then((u) => ({ fetch: u.fetch, agent: new u.EnvHttpProxyAgent(options) })) };
   }
   const { fetch, agent } = await proxyAgent.made;
   try {
@@ -157,6 +184,6 @@ async function proxiedFetch(url: string, init: NodeFetchInit): Promise<Response>
     // "ECONNREFUSED" alone would send the user to check the provider's URL, not the proxy
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const what = cause?.code ?? cause?.message ?? (err as Error).message;
-    throw Object.assign(new TypeError("fetch failed"), { cause: { code: `${what} (through the proxy ${proxyFor(new URL(url), env)})` } });
+    throw Object.assign(new TypeError("fetch failed"), { cause: { code: what, proxy: proxyFor(new URL(url), env) } });
   }
 }

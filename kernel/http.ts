@@ -262,16 +262,20 @@ export function streamError(provider: string, payload: unknown): ProviderError {
   return classifyHttpError({ provider, status, bodyText: JSON.stringify(payload) });
 }
 
-/** A connection-level failure as one line naming the URL (no retry decision here). */
+/**
+ * A connection-level failure as one line naming the URL, and the proxy when the request went
+ * through one (then the fix hint is the proxy's, not `hint`). A bad proxy variable (see
+ * kernel/http-node.ts) is the variable's own line, not retryable.
+ */
 export function networkError(provider: string, url: string, err: unknown, hint?: string): ProviderError {
-  const cause = (err as { cause?: unknown })?.cause as { code?: string; message?: string } | undefined;
-  const detail = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
-  return new ProviderError({
-    provider,
-    kind: "network",
-    message: `cannot reach ${url}: ${oneLine(detail, 200)}${hint ? ` (${hint})` : ""}`,
-    retryable: true,
-  });
+  const cause = (err as { cause?: unknown })?.cause as { code?: string; message?: string; proxy?: string; badProxy?: boolean } | undefined;
+  const detail = oneLine(cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err)), 200);
+  // a proxy variable that is not a URL: no retry mends it, and the base URL is not to blame
+  if (cause?.badProxy) return new ProviderError({ provider, kind: "network", message: detail, retryable: false });
+  const message = cause?.proxy
+    ? `cannot reach ${url} through the proxy ${cause.proxy}: ${detail} (check the proxy, or list the host in NO_PROXY to go direct)`
+    : `cannot reach ${url}: ${detail}${hint ? ` (${hint})` : ""}`;
+  return new ProviderError({ provider, kind: "network", message, retryable: true });
 }
 
 /** The error for a stream that closed without its terminator (WIRE-FORMATS §0.1, §6.6). */
@@ -446,7 +450,7 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
       if (err instanceof ProviderError) throw err;
       if (stall.signal.aborted) throw stall.signal.reason;
       const e = networkError(opts.provider, opts.url, err, opts.hint);
-      if (attempt >= maxRetries) throw e;
+      if (attempt >= maxRetries || !e.retryable) throw e;
       const delayMs = backoffDelay(attempt, random);
       opts.onRetry?.({ attempt: attempt + 1, delayMs, error: e });
       yield retryNotice(e, delayMs, attempt + 1, maxRetries);

@@ -293,8 +293,23 @@ describe("postJson", () => {
       const url = `${server.url}/x`;
       const err = await caught(postJson({ provider: "p", url, body: {}, sleep: fastSleep, hint: "check base_url" }));
       expect(err.kind).toBe("network");
-      expect(err.message).toBe(`cannot reach ${url}: ECONNREFUSED (through the proxy HTTP_PROXY=http://127.0.0.1:1) (check base_url)`);
+      expect(err.message).toBe(`cannot reach ${url} through the proxy HTTP_PROXY=http://127.0.0.1:1: ECONNREFUSED (check the proxy, or list the host in NO_PROXY to go direct)`);
       expect(server.requests).toHaveLength(0);
+    });
+
+    it("takes a proxy without a scheme as http:// (as curl does); one that is no URL is named, without retries", async () => {
+      const proxy = await startConnectProxy();
+      try {
+        process.env.HTTP_PROXY = proxy.url.replace("http://", "");
+        server.enqueue(ok);
+        await postJson({ provider: "p", url: `${server.url}/x`, body: {} });
+        expect(proxy.targets).toHaveLength(1);
+      } finally {
+        await proxy.close();
+      }
+      process.env.HTTP_PROXY = "http://[bad";
+      const err = await caught(postJson({ provider: "p", url: `${server.url}/x`, body: {}, sleep: fastSleep, hint: "check base_url" }));
+      expect([err.message, sleeps]).toEqual(["HTTP_PROXY=http://[bad is not a proxy URL: write it as http://host:port", []]);
     });
   });
 
