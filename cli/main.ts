@@ -181,7 +181,11 @@ async function listSessions(host: Host): Promise<number> {
   const store = host.sessionStore;
   if (!store) throw new ConfigError("no session store plugin is loaded");
   const list = await store.list(host.cwd);
-  if (!list.length) return printAll(`no sessions in ${host.cwd}\n`);
+  if (!list.length) {
+    // sessions belong to the folder they ran in, as -c says too
+    const atRoot = host.projectRoot !== host.cwd && (await store.list(host.projectRoot)).length > 0;
+    return printAll(`no sessions in ${host.cwd}${atRoot ? ` (the project root ${host.projectRoot} has some: run larik --sessions there)` : ""}\n`);
+  }
   return printAll(...list.map((s) => `${sessionLine(s)}\n`));
 }
 

@@ -1,4 +1,3 @@
-// A third-party tool plugin: counts the words of a file in the project.
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { z } from "zod";
@@ -6,6 +5,7 @@ import { definePlugin, defineTool } from "larik";
 
 export default definePlugin({
   name: "word-count",
+  description: "A word_count tool: counts the words of a file in the project", // larik --version shows it
   setup(ctx) {
     ctx.tools.register(
       defineTool({

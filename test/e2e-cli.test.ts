@@ -4,7 +4,7 @@
  * test, searches, reads, edits and reruns it; then `-c` resumes the session.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -142,6 +142,9 @@ describe("larik -p end to end", () => {
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatch(row("⑂ "));
     expect(rows[1]).toMatch(row(""));
+    // from a subfolder, which has none of its own, the list points at the project root's
+    const sub = await runCli(["--sessions"], { cwd: join(repo, "test"), env });
+    expect(sub.stdout).toBe(`no sessions in ${realpathSync(join(repo, "test"))} (the project root ${realpathSync(repo)} has some: run larik --sessions there)\n`);
   });
 
   it("does the same task through the anthropic provider with text output", async () => {

@@ -56,6 +56,8 @@ describe("examples", () => {
     expect(host.failed).toEqual([]);
     expect(host.plugins).toEqual(["fake-bash", ...EXAMPLES.map((e) => e.replace(/-plugin$/, ""))]);
     expect(host.tools.get("word_count")).toBeDefined();
+    // what `larik --version` says the README's plugin contributes
+    expect(host.pluginDescriptions.find(([n]) => n === "word-count")?.[1]).toBe("A word_count tool: counts the words of a file in the project");
     expect(host.providers.get("echo")).toBeDefined();
     expect(host.commands.get("shout")).toBeDefined();
     expect(host.frontends.get("answer")?.subcommand).toBe("answer");
