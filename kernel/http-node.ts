@@ -7,7 +7,7 @@
  * `ReadableStream`), `text()` and `json()` out.
  * Connection failures reject like fetch does: a TypeError whose `cause` carries the system
  * error (`ECONNREFUSED`, ...). With HTTPS_PROXY or HTTP_PROXY set, requests go through that
- * proxy (NO_PROXY honoured) by undici instead.
+ * proxy (NO_PROXY honoured) by undici instead, except to this machine's own loopback addresses.
  */
 import type { IncomingMessage } from "node:http";
 
@@ -91,9 +91,9 @@ class MinimalResponse {
  *   `init.signal` aborts.
  */
 export function nodeFetch(url: string, init: NodeFetchInit = {}): Promise<Response> {
-  if (proxyConfigured(process.env)) return proxiedFetch(url, init);
+  const u = new URL(url);
+  if (proxyConfigured(process.env) && !isLoopbackHost(u.hostname)) return proxiedFetch(url, init);
   return new Promise((resolve, reject) => {
-    const u = new URL(url);
     const send = transport(u.protocol).request;
     const headers = { ...init.headers };
     if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
@@ -124,6 +124,17 @@ const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
 /** True when `env` names an HTTP(S) proxy (HTTPS_PROXY, HTTP_PROXY, either case). */
 export function proxyConfigured(env: NodeJS.ProcessEnv): boolean {
   return PROXY_VARS.some((v) => !!env[v]);
+}
+
+/**
+ * True for a host name that means this machine: `localhost`, `*.localhost`, 127.0.0.0/8 and
+ * `[::1]` (as `URL.hostname` spells them). A proxy cannot reach the loopback of the machine that
+ * asked (its own is another one), so a local model server (llama.cpp, Ollama, LM Studio) is
+ * always asked directly, whatever NO_PROXY says; Go's `ProxyFromEnvironment` does the same.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.toLowerCase().replace(/\.$/, "");
+  return h === "localhost" || h.endsWith(".localhost") || h === "[::1]" || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
 let proxyAgent: { key: string; made: Promise<{ fetch: typeof import("undici").fetch; agent: import("undici").Dispatcher }> } | undefined;

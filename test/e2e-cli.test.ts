@@ -202,13 +202,15 @@ describe("larik -p end to end", () => {
 
   it("sends its model requests through the proxy HTTP_PROXY names", async () => {
     const repo = makeRepo();
-    const proxy = await startConnectProxy();
+    // a name only the proxy resolves (a server on loopback is always asked directly)
+    const proxy = await startConnectProxy({ "model.test": "127.0.0.1" });
     try {
-      const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k", HTTP_PROXY: proxy.url };
+      const base = `http://model.test:${new URL(server.url).port}`;
+      const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${base}/v1`, OPENAI_API_KEY: "k", HTTP_PROXY: proxy.url };
       server.push({ text: "Through the proxy." });
       const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env });
       expect([r.code, r.stdout, r.stderr]).toEqual([0, "Through the proxy.\n", ""]);
-      expect(proxy.targets).toEqual([new URL(server.url).host]);
+      expect(proxy.targets).toEqual([new URL(base).host]);
     } finally {
       await proxy.close();
     }

@@ -269,28 +269,41 @@ describe("postJson", () => {
     afterEach(() => {
       for (const v of ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"]) if (saved[v] === undefined) delete process.env[v];
     });
+    // A name only the proxy resolves: loopback addresses are never proxied.
+    const viaProxy = () => `http://model.test:${new URL(server.url).port}/x`;
 
     it("sends the request through the proxy, unless NO_PROXY names the host", async () => {
-      const proxy = await startConnectProxy();
+      const proxy = await startConnectProxy({ "model.test": "127.0.0.1" });
       try {
         process.env.HTTP_PROXY = proxy.url;
-        server.enqueue(ok, ok);
-        const res = await postJson({ provider: "p", url: `${server.url}/x`, body: { a: 1 } });
+        server.enqueue(ok);
+        const res = await postJson({ provider: "p", url: viaProxy(), body: { a: 1 } });
         expect(await res.json()).toEqual({ ok: true });
-        expect(proxy.targets).toEqual([new URL(server.url).host]);
+        expect(proxy.targets).toEqual([new URL(viaProxy()).host]);
         expect(server.requests[0]!.json()).toEqual({ a: 1 });
-        process.env.NO_PROXY = "127.0.0.1";
-        await postJson({ provider: "p", url: `${server.url}/x`, body: {} });
+        // TEST-NET-1 (RFC 5737) is reachable by no one: without the proxy the request only fails
+        process.env.NO_PROXY = "192.0.2.1";
+        const direct = await postJson({ provider: "p", url: "http://192.0.2.1:8080/x", body: {}, maxRetries: 0, signal: AbortSignal.timeout(300) }).catch((e: unknown) => e);
+        expect(direct).toBeInstanceOf(Error);
         expect(proxy.targets).toHaveLength(1);
-        expect(server.requests).toHaveLength(2);
       } finally {
         await proxy.close();
       }
     });
 
+    it("asks a server on this machine's loopback directly: a proxy cannot reach it", async () => {
+      process.env.HTTP_PROXY = process.env.HTTPS_PROXY = "http://127.0.0.1:1";
+      for (const host of ["127.0.0.1", "localhost"]) {
+        server.enqueue(ok);
+        const res = await postJson({ provider: "p", url: `http://${host}:${new URL(server.url).port}/x`, body: {}, maxRetries: 0 });
+        expect(await res.json()).toEqual({ ok: true });
+      }
+      expect(server.requests).toHaveLength(2);
+    });
+
     it("a proxy that cannot be reached is named in the one-line error", async () => {
       process.env.HTTP_PROXY = "http://127.0.0.1:1";
-      const url = `${server.url}/x`;
+      const url = viaProxy();
       const err = await caught(postJson({ provider: "p", url, body: {}, sleep: fastSleep, hint: "check base_url" }));
       expect(err.kind).toBe("network");
       expect(err.message).toBe(`cannot reach ${url} through the proxy HTTP_PROXY=http://127.0.0.1:1: ECONNREFUSED (check the proxy, or list the host in NO_PROXY to go direct)`);
@@ -298,17 +311,17 @@ describe("postJson", () => {
     });
 
     it("takes a proxy without a scheme as http:// (as curl does); one that is no URL is named, without retries", async () => {
-      const proxy = await startConnectProxy();
+      const proxy = await startConnectProxy({ "model.test": "127.0.0.1" });
       try {
         process.env.HTTP_PROXY = proxy.url.replace("http://", "");
         server.enqueue(ok);
-        await postJson({ provider: "p", url: `${server.url}/x`, body: {} });
+        await postJson({ provider: "p", url: viaProxy(), body: {} });
         expect(proxy.targets).toHaveLength(1);
       } finally {
         await proxy.close();
       }
       process.env.HTTP_PROXY = "http://[bad";
-      const err = await caught(postJson({ provider: "p", url: `${server.url}/x`, body: {}, sleep: fastSleep, hint: "check base_url" }));
+      const err = await caught(postJson({ provider: "p", url: viaProxy(), body: {}, sleep: fastSleep, hint: "check base_url" }));
       expect([err.message, sleeps]).toEqual(["HTTP_PROXY=http://[bad is not a proxy URL: write it as http://host:port", []]);
     });
   });

@@ -1,6 +1,8 @@
 /**
  * An HTTP proxy on loopback that tunnels CONNECT requests (what undici's proxy agents send for
- * http and https targets alike) and records each target, for the proxy tests.
+ * http and https targets alike) and records each target, for the proxy tests. `hosts` maps names
+ * only the proxy knows (`model.test`) to addresses: loopback targets are never proxied, so a test
+ * server on 127.0.0.1 is reached through the proxy by such a name.
  */
 import { createServer } from "node:http";
 import { connect, type AddressInfo } from "node:net";
@@ -13,13 +15,13 @@ export interface ConnectProxy {
   close(): Promise<void>;
 }
 
-export async function startConnectProxy(): Promise<ConnectProxy> {
+export async function startConnectProxy(hosts: Record<string, string> = {}): Promise<ConnectProxy> {
   const targets: string[] = [];
   const proxy = createServer((_req, res) => res.writeHead(405).end());
   proxy.on("connect", (req, client, head) => {
     targets.push(req.url!);
     const [host, port] = req.url!.split(":");
-    const upstream = connect(Number(port), host!, () => {
+    const upstream = connect(Number(port), hosts[host!] ?? host!, () => {
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       upstream.write(head);
       upstream.pipe(client);
