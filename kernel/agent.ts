@@ -780,9 +780,15 @@ export class Agent {
     if (decision.decision === "deny") return fail(`permission denied: ${decision.reason}`);
     if (decision.decision === "ask") {
       // a call that would fail anyway gets its error now, not a question whose "yes" leads only
-      // to it; a precheck that itself fails leaves the question (run checks again anyway)
+      // to it; a precheck that itself fails leaves the question (run checks again anyway). Called
+      // inside a promise: a plain-JavaScript precheck may throw or answer without one.
       const checkCtx = { cwd: this.host.cwd, projectRoot: this.host.projectRoot, files: this.files, settings: this.host.settings };
-      const problem = precheck ? await tool.precheck?.(input, checkCtx).catch(() => undefined) : undefined;
+      const checked: unknown = precheck
+        ? await Promise.resolve()
+            .then(() => tool.precheck?.(input, checkCtx))
+            .catch(() => undefined)
+        : undefined;
+      const problem = typeof checked === "string" ? checked : undefined;
       // cancelled while a preToolUse hook or the precheck ran: nobody is left to ask (an aborted
       // signal never fires its listener, so the request would wait for an answer that never comes)
       if (signal.aborted) return fail(this.#interruption);

@@ -88,7 +88,8 @@ export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
    * call: a call that would fail anyway (an edit of a file not read yet, an `old_string` that is
    * not in the file) is answered with the returned text as an error result, and nobody is asked
    * a question whose "yes" leads only to that error (Claude Code's `validateInput`). Returns
-   * undefined when the call may go on. Not called for calls allowed or denied without asking;
+   * undefined when the call may go on; a throw or any other non-string answer is taken the same
+   * way (the question is asked). Not called for calls allowed or denied without asking;
    * `run` checks again, since the file may change meanwhile.
    */
   precheck?(input: z.output<S>, ctx: ToolCheckContext): Promise<string | undefined>;

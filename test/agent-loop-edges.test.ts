@@ -153,6 +153,83 @@ describe("cancelling in the authorize phase (§5: authorize all calls in order, 
   });
 });
 
+describe("a tool's precheck (run before the user is asked)", () => {
+  /** A write tool whose precheck is `precheck`, as a plain-JavaScript plugin may write it. */
+  const checked = (precheck: (input: { what: string }) => unknown) =>
+    definePlugin({
+      name: "prechecked",
+      setup(ctx) {
+        ctx.tools.register(
+          defineTool({
+            name: "guarded",
+            description: "Changes something, after a precheck.",
+            input: z.object({ what: z.string() }),
+            kind: "write",
+            writePaths: ({ what }) => [what],
+            precheck: precheck as never,
+            async run({ what }) {
+              return { content: `guarded ${what}` };
+            },
+          }),
+        );
+      },
+    });
+
+  it("a precheck that throws at once, answers without a promise or answers a non-string leaves the question; a string answers the call", async () => {
+    const { agent } = await setup(
+      [
+        { blocks: ["throw", "sync", "object", "refuse"].map((what, i) => call(`g${i}`, "guarded", { what })) },
+        { blocks: [text("done")] },
+      ],
+      {
+        mode: "default",
+        plugins: [
+          checked(({ what }) => {
+            if (what === "throw") throw new Error("precheck bug");
+            if (what === "object") return { oops: true };
+            if (what === "refuse") return Promise.resolve("refuse does not exist");
+            return undefined;
+          }),
+        ],
+      },
+    );
+    const asked: string[] = [];
+    const events = await drain(agent.run("go"), (e) => {
+      if (e.type !== "permission_request") return;
+      asked.push(e.tool_id);
+      agent.respond(e.request_id, { allow: true });
+    });
+    expect(events.filter((e) => e.type === "error")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    expect(asked).toEqual(["g0", "g1", "g2"]);
+    expect(agent.messages.at(-2)!.blocks).toEqual([
+      { type: "tool_result", id: "g0", content: "guarded throw" },
+      { type: "tool_result", id: "g1", content: "guarded sync" },
+      { type: "tool_result", id: "g2", content: "guarded object" },
+      { type: "tool_result", id: "g3", content: "refuse does not exist", is_error: true },
+    ]);
+  });
+
+  it("a cancel while the precheck runs interrupts the call instead of asking", async () => {
+    let agent!: Agent;
+    const setupResult = await setup([{ blocks: [call("g1", "guarded", { what: "x" })] }], {
+      mode: "default",
+      plugins: [
+        checked(async () => {
+          agent.cancel();
+          return undefined;
+        }),
+      ],
+    });
+    agent = setupResult.agent;
+    // without an answer a permission_request would hold the turn forever: answer nothing
+    const events = await drain(agent.run("go"));
+    expect(events.map((e) => e.type)).not.toContain("permission_request");
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
+    expect(agent.messages.at(-1)!.blocks).toEqual([{ type: "tool_result", id: "g1", content: "interrupted by user", is_error: true }]);
+  }, 5_000);
+});
+
 describe("odd replies from the model", () => {
   it("an empty reply (no text, no calls) ends the turn with a notice that says so", async () => {
     const { agent, provider } = await setup([{ blocks: [] }, { blocks: [{ type: "thinking", text: "hmm" }, text("  ")] }, { blocks: [text("fine")] }]);
