@@ -26,7 +26,7 @@ import {
   type ToolUseBlock,
   type Usage,
 } from "./types.js";
-import { invalidArguments, parseToolArguments, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
+import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
@@ -768,15 +768,7 @@ export class Agent {
     } catch (err) {
       return fail(`blocked: ${errorText(err)}`);
     }
-    const decision = this.checker.decide({
-      tool: tool.name,
-      kind: tool.kind,
-      input,
-      subject: tool.subject?.(input),
-      writePaths: tool.writePaths?.(input),
-      unsandboxed: (input as { sandbox?: boolean })?.sandbox === false,
-      hook,
-    });
+    const decision = this.checker.decide(permissionCall(tool, input, hook));
     if (decision.decision === "deny") return fail(`permission denied: ${decision.reason}`);
     if (decision.decision === "ask") {
       // a call that would fail anyway gets its error now, not a question whose "yes" leads only

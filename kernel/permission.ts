@@ -285,6 +285,15 @@ export class PermissionChecker {
     this.#env = opts.env ?? process.env;
   }
 
+  /**
+   * A copy of this checker in `mode` (same folders, rules, sandbox and environment), to learn
+   * what a call would get there: `-p` names only the `--mode` values that would allow a denied
+   * call.
+   */
+  withMode(mode: PermissionMode): PermissionChecker {
+    return new PermissionChecker({ mode, cwd: this.cwd, projectRoot: this.projectRoot, sandboxed: this.sandboxed, allow: this.allow, deny: this.deny, env: this.#env });
+  }
+
   /** Decides one call (see the file comment for the order). Never throws. */
   decide(call: PermissionCall): PermissionDecision {
     // 1. The project boundary holds over every mode, rule and hook (invariants 14, 21).

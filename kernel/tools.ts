@@ -7,6 +7,7 @@ import * as z from "zod/mini";
 import { useEnglishErrors } from "./zod-english.js";
 import type { Image, ToolSpec } from "./types.js";
 import type { Sandbox } from "./registries.js";
+import type { PermissionCall } from "./permission.js";
 
 /** What the permission checker needs to know about a tool (LARIK-REFERENCE §4). */
 export type ToolKind =
@@ -137,6 +138,24 @@ export function toolSpec(tool: AnyTool): ToolSpec {
     specCache.set(tool, spec);
   }
   return spec;
+}
+
+/**
+ * What the permission checker is asked about a call of `tool` with its validated `input`: the
+ * tool's kind, its `subject` and `writePaths`, and for bash whether the call asked to run
+ * outside the sandbox (`sandbox: false`). The agent loop decides with it; a front end that
+ * explains a decision (which `--mode` would allow the call) asks a checker the same question.
+ */
+export function permissionCall(tool: AnyTool, input: unknown, hook?: PermissionCall["hook"]): PermissionCall {
+  return {
+    tool: tool.name,
+    kind: tool.kind,
+    input,
+    subject: tool.subject?.(input),
+    writePaths: tool.writePaths?.(input),
+    unsandboxed: (input as { sandbox?: boolean } | undefined)?.sandbox === false,
+    hook,
+  };
 }
 
 /**

@@ -200,6 +200,22 @@ describe("larik -p end to end", () => {
     }
   });
 
+  it("names accept-edits for a denied write only when it would allow it: not for a file above the working directory", async () => {
+    const repo = makeRepo();
+    const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const result = async (path: string) => {
+      server.requests.length = 0;
+      server.push({ tools: [{ id: "c1", name: "write", input: { path, content: "notes\n" } }] }, { text: "Not written." });
+      const r = await runCli(["-p", "--model", "openai-compatible/m", "write the notes"], { cwd: join(repo, "test"), env });
+      expect(r.code).toBe(0);
+      return server.requests[1]!.body.messages.find((m: any) => m.role === "tool").content as string;
+    };
+    // accept-edits allows writes inside the working directory (test/), so it is named there only
+    expect(await result("notes.txt")).toMatch(/rerun with --mode accept-edits or --mode yolo, /);
+    expect(await result("../notes.txt")).toMatch(/^permission denied: headless mode cannot ask for permission: rerun with --mode yolo, or an allow rule/);
+    expect(existsSync(join(repo, "notes.txt"))).toBe(false);
+  });
+
   it("sends its model requests through the proxy HTTP_PROXY names", async () => {
     const repo = makeRepo();
     // a name only the proxy resolves (a server on loopback is always asked directly)

@@ -12,11 +12,13 @@ import {
   type AgentEvent,
   type CliArgs,
   type Host,
+  type AnyTool,
+  permissionCall,
+  type PermissionChecker,
   type PermissionMode,
   PipeWriter,
   SIGPIPE_STATUS,
   trapStopSignals,
-  type ToolKind,
 } from "../../kernel/index.js";
 import { JsonPrinter, TextPrinter, type Printer } from "./print.js";
 
@@ -27,16 +29,26 @@ async function readStdin(): Promise<string> {
 }
 
 /**
- * Why a headless ask was denied; names the ways to allow it: the modes that would allow the call
- * and allow more than `mode` (the run's own is no way out), and an allow rule. `accept-edits`
- * only allows writes (docs/permissions.md), so it is named only for a `write`-kind tool; for any
- * other kind, or an unknown one, only `yolo` would help.
+ * Why a headless ask was denied; names the ways to allow it: `modes` (the `--mode` values that
+ * would allow the call, see {@link modesThatAllow}) and an allow rule, `suggested` when the
+ * checker offered one.
  */
-export function denialReason(suggested?: string, mode: PermissionMode = "default", kind?: ToolKind): string {
-  const rule = suggested ? ` or an allow rule such as "${suggested}"` : " or an allow rule";
-  const editsHelp = kind === "write" && (mode === "default" || mode === "plan");
-  const modes = editsHelp ? "--mode accept-edits or --mode yolo" : "--mode yolo";
-  return `headless mode cannot ask for permission: rerun with ${modes},${rule} in permissions.allow`;
+export function denialReason(suggested: string | undefined, modes: readonly PermissionMode[]): string {
+  const rule = suggested ? `an allow rule such as "${suggested}"` : "an allow rule";
+  const ways = modes.length ? `${modes.map((m) => `--mode ${m}`).join(" or ")}, or ${rule}` : rule;
+  return `headless mode cannot ask for permission: rerun with ${ways} in permissions.allow`;
+}
+
+/**
+ * The `--mode` values besides the run's own that would allow a call of `tool` with `input`, as a
+ * copy of the run's checker in that mode decides it: `accept-edits` allows only file writes
+ * inside the working directory (not `../README.md` from a subfolder, not bash), `yolo` all that
+ * no deny rule or the project boundary refuses. An unknown tool gets `yolo`.
+ */
+export function modesThatAllow(checker: PermissionChecker, tool: AnyTool | undefined, input: unknown): PermissionMode[] {
+  if (!tool) return ["yolo"];
+  const call = permissionCall(tool, input);
+  return (["accept-edits", "yolo"] as const).filter((m) => m !== checker.mode && checker.withMode(m).decide(call).decision === "allow");
 }
 
 /**
@@ -92,7 +104,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
     else if (!readerGone) {
       for await (const ev of agent.run(text)) {
         if (ev.type === "permission_request") {
-          const reason = denialReason(ev.suggested_rule, agent.checker.mode, host.tools.get(ev.tool_name)?.kind);
+          const reason = denialReason(ev.suggested_rule, modesThatAllow(agent.checker, host.tools.get(ev.tool_name), ev.input));
           agent.respond(ev.request_id, { allow: false, reason, automatic: true });
           printer.denied(ev, reason);
           continue;
