@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockModelServer, type MockModelServer, type MockReply } from "./fakes/mock-model-server.js";
 import { CLI, runCli } from "./fakes/run-cli.js";
 import { startConnectProxy } from "./fakes/connect-proxy.js";
+import { EVERYTHING } from "./fixtures/mcp/harness.js";
 
 const root = resolve(import.meta.dirname, "..");
 
@@ -199,6 +200,24 @@ describe("larik -p end to end", () => {
       expect(result).toBe('permission denied: headless mode cannot ask for permission: rerun with --mode yolo, or an allow rule such as "bash(touch*)" in permissions.allow');
     }
   });
+
+  it("runs an MCP server's prompt command (it is registered once the server has connected)", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    writeFileSync(join(home, ".config", "larik", "config.json"), JSON.stringify({ mcp_servers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } } }));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.requests.length = 0;
+    server.push({ text: "Understood." });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "/mcp__everything__simple-prompt"], { cwd: repo, env });
+    expect([r.code, r.stdout]).toEqual([0, "Understood.\n"]);
+    expect(JSON.stringify(server.requests[0]!.body.messages.at(-1))).toContain("This is a simple prompt without arguments.");
+    // a name no server offers is still a usage error, after the servers were waited for
+    const missing = await runCli(["-p", "--model", "openai-compatible/m", "/mcp__everything__no-such-prompt"], { cwd: repo, env });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("larik: unknown command /mcp__everything__no-such-prompt");
+    expect(server.requests).toHaveLength(1);
+  }, 30_000);
 
   it("names accept-edits for a denied write only when it would allow it: not for a file above the working directory", async () => {
     const repo = makeRepo();

@@ -74,7 +74,9 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   let prompt = args.positionals.join(" ");
   if (!prompt.trim() && !process.stdin.isTTY) prompt = await readStdin();
   if (!prompt.trim()) throw new ConfigError('-p needs a prompt: larik -p "fix the failing test", or pipe one: echo "..." | larik -p');
-  assertKnownCommand(host, prompt);
+  // `/name` not registered: a near miss of a command is a typo, refused before a session is made
+  const unknown = unknownCommand(host, prompt);
+  if (unknown !== undefined && nearestCommand(host, unknown)) throw unknownCommandError(host, unknown);
   const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err);
   let agent: Agent | undefined;
   let readerGone = false;
@@ -98,6 +100,12 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   // timeout): a reader of --output json stops at `done` (LARIK-REFERENCE §22)
   let done: AgentEvent | undefined;
   try {
+    if (unknown !== undefined) {
+      // Some commands come with the context: an MCP server's prompts are registered once it has
+      // connected, which building the context waits for (as the turn would).
+      await agent.context();
+      if (!host.commands.get(unknown)) throw unknownCommandError(host, unknown);
+    }
     const text = await expandCommand(host, agent, prompt, printer);
     // a command that made no prompt ran no turn; a reader of --output json still gets its end
     if (text === undefined) done = { type: "done", stop_reason: "end_turn", session_id: agent.session.id };
@@ -134,18 +142,25 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
 /** `/name args` at the very start of the prompt (a leading space makes it a plain prompt). */
 const COMMAND_LINE = /^\/([\w:.-]+)(?:\s+([\s\S]*?))?\s*$/;
 
+/** The name of a `/name …` prompt that names no registered command (yet), else undefined. */
+function unknownCommand(host: Host, prompt: string): string | undefined {
+  const m = COMMAND_LINE.exec(prompt);
+  return m && !host.commands.get(m[1]!) ? m[1]! : undefined;
+}
+
+function nearestCommand(host: Host, name: string): string | undefined {
+  return nearestName(name, host.commands.list().map((c) => c.name));
+}
+
 /**
  * A prompt that is `/name …` must name a command, as in the TUI: sent to the model instead, a
  * mistyped `/cots` would cost a request and answer something else. A leading space sends it as
- * it is.
- * @throws ConfigError naming the nearest command.
+ * it is. The usage error names the nearest command.
  */
-function assertKnownCommand(host: Host, prompt: string): void {
-  const m = COMMAND_LINE.exec(prompt);
-  if (!m || host.commands.get(m[1]!)) return;
-  const near = nearestName(m[1]!, host.commands.list().map((c) => c.name));
+function unknownCommandError(host: Host, name: string): ConfigError {
+  const near = nearestCommand(host, name);
   const hint = near ? ` (did you mean /${near}?)` : "";
-  throw new ConfigError(`unknown command /${m[1]}${hint}: larik --help lists them; to send the text to the model as it is, start it with a space`);
+  return new ConfigError(`unknown command /${name}${hint}: larik --help lists them; to send the text to the model as it is, start it with a space`);
 }
 
 /**
