@@ -154,10 +154,10 @@ function proxyOptions(env: NodeJS.ProcessEnv): { httpProxy?: string; httpsProxy?
     try {
       url = new URL(value);
     } catch {
-      throw Object.assign(new TypeError("bad proxy"), { cause: { code: `${name}=${raw} is not a proxy URL: write it as http://host:port`, badProxy: true } });
+      throw Object.assign(new TypeError("bad proxy"), { cause: { code: `${name}=${redactProxy(raw)} is not a proxy URL: write it as http://host:port`, badProxy: true } });
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") {
-      throw Object.assign(new TypeError("bad proxy"), { cause: { code: `${name}=${raw}: only http:// and https:// proxies are supported`, badProxy: true } });
+      throw Object.assign(new TypeError("bad proxy"), { cause: { code: `${name}=${redactProxy(raw)}: only http:// and https:// proxies are supported`, badProxy: true } });
     }
     return value;
   };
@@ -165,11 +165,20 @@ function proxyOptions(env: NodeJS.ProcessEnv): { httpProxy?: string; httpsProxy?
   return { httpProxy, httpsProxy: pick("HTTPS_PROXY", "https_proxy") ?? httpProxy, noProxy: env.NO_PROXY ?? env.no_proxy };
 }
 
-/** The proxy variable that applies to `url` and its value, as undici picks it (for messages). */
+/**
+ * The proxy variable that applies to `url` and its value, as undici picks it (for messages), its
+ * user and password (`http://user:secret@proxy:3128`) shown as `***`: errors reach the terminal,
+ * CI logs and the session.
+ */
 function proxyFor(url: URL, env: NodeJS.ProcessEnv): string {
   const names = url.protocol === "https:" ? ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"] : ["HTTP_PROXY", "http_proxy"];
   const name = names.find((n) => env[n]);
-  return name ? `${name}=${env[name]}` : "the proxy";
+  return name ? `${name}=${redactProxy(env[name]!)}` : "the proxy";
+}
+
+/** A proxy value with its user and password (`user:secret@`) as `***@`. */
+function redactProxy(value: string): string {
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/@]*@/i, "$1***@");
 }
 
 /**

@@ -324,6 +324,13 @@ describe("postJson", () => {
       const err = await caught(postJson({ provider: "p", url: viaProxy(), body: {}, sleep: fastSleep, hint: "check base_url" }));
       expect([err.message, sleeps]).toEqual(["HTTP_PROXY=http://[bad is not a proxy URL: write it as http://host:port", []]);
     });
+
+    it("never shows the proxy's user and password in the error", async () => {
+      process.env.HTTP_PROXY = "http://alice:s3cret@127.0.0.1:1";
+      const err = await caught(postJson({ provider: "p", url: viaProxy(), body: {}, maxRetries: 0 }));
+      expect(err.message).toContain("through the proxy HTTP_PROXY=http://***@127.0.0.1:1:");
+      expect(err.message).not.toMatch(/alice|s3cret/);
+    });
   });
 
   it("sends a GET without a body when asked (model probing)", async () => {
