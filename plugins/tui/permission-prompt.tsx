@@ -55,7 +55,6 @@ export function permissionRows(props: Omit<PermissionPromptProps, "reason" | "se
   return 2 + 1 + 1 + preview + (shownReason(p.event) ? 1 : 0) + (step === "choose" ? permissionOptions(p).length : 2);
 }
 
-/** The prompt box. */
 /**
  * The checker's reason when it says more than the title does: the plain "<tool> needs
  * approval" would repeat "Allow <tool>?" on the next line; "bash needs approval: $(…) is never
@@ -65,6 +64,7 @@ function shownReason(ev: PendingPermission["event"]): string | undefined {
   return ev.reason && ev.reason !== `${ev.tool_name} needs approval` ? ev.reason : undefined;
 }
 
+/** The prompt box. */
 export function PermissionPrompt({ pending: p, count, step, selected, reason, maxRows }: PermissionPromptProps) {
   const ev = p.event;
   const budget = previewBudget(p, maxRows, step);
