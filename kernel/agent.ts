@@ -323,7 +323,13 @@ export class Agent {
     this.#closeFns.push(fn);
   }
 
-  /** Interrupts the running turn, if any. */
+  /**
+   * Interrupts the running turn (or `/compact`), if any; a second cancel of the same turn changes
+   * nothing.
+   * @param reason one line saying what stopped the turn, put where "interrupted by user" stands
+   *   otherwise: after the partial reply (`[reason]`), in the results of the calls it stopped, and
+   *   in the signal's reason, which `bash` quotes (`interrupted: --timeout 5m reached`).
+   */
   cancel(reason: string = INTERRUPTED): void {
     if (!this.#running || this.#running.signal.aborted) return;
     this.#interruption = reason;
