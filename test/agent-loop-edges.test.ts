@@ -9,8 +9,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { AgentEventSchema, type Agent, defineTool, definePlugin, Host, type AgentEvent, type ModelRequest, type Plugin, type Provider, type StreamEvent, type Usage } from "../kernel/index.js";
+import { type Agent, defineTool, definePlugin, Host, type AgentEvent, type ModelRequest, type Plugin, type Provider, type StreamEvent, type Usage } from "../kernel/index.js";
 import { call, ScriptedProvider, text, type Script } from "./fakes/scripted-provider.js";
+import { drain } from "./fakes/drain.js";
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), "larik-edges-"));
@@ -46,15 +47,6 @@ const tools: Plugin = definePlugin({
   },
 });
 
-async function drain(events: AsyncIterable<AgentEvent>, onEvent?: (e: AgentEvent) => void): Promise<AgentEvent[]> {
-  const out: AgentEvent[] = [];
-  for await (const e of events) {
-    expect(AgentEventSchema.safeParse(e).success).toBe(true);
-    out.push(e);
-    onEvent?.(e);
-  }
-  return out;
-}
 
 async function setup(scripts: Script[], opts: { mode?: "default" | "yolo"; plugins?: Plugin[]; settings?: Record<string, unknown> } = {}) {
   const host = await Host.create({ plugins: [tools, ...(opts.plugins ?? [])], cwd: tmp(), settings: opts.settings ?? {} });

@@ -3,8 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, AgentEventSchema, defineTool, definePlugin, Host, type AgentEvent, type Plugin } from "../kernel/index.js";
+import { Agent, defineTool, definePlugin, Host, type Plugin } from "../kernel/index.js";
 import { call, ScriptedProvider, text } from "./fakes/scripted-provider.js";
+import { drain } from "./fakes/drain.js";
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), "larik-loop-"));
@@ -51,15 +52,6 @@ function toolsPlugin(log: string[], gates: Record<string, Promise<void>> = {}, o
   });
 }
 
-async function drain(it: AsyncIterable<AgentEvent>, onEvent?: (e: AgentEvent) => void): Promise<AgentEvent[]> {
-  const out: AgentEvent[] = [];
-  for await (const e of it) {
-    expect(AgentEventSchema.safeParse(e).success).toBe(true);
-    out.push(e);
-    onEvent?.(e);
-  }
-  return out;
-}
 
 async function setup(scripts: ConstructorParameters<typeof ScriptedProvider>[0], opts: { mode?: "default" | "yolo"; log?: string[]; plugins?: Plugin[] } = {}) {
   const log = opts.log ?? [];

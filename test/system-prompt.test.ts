@@ -9,8 +9,9 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BASE_PROMPT, definePlugin, envBlock, Host, instructionFiles, type AgentEvent } from "../kernel/index.js";
+import { BASE_PROMPT, definePlugin, envBlock, Host, instructionFiles } from "../kernel/index.js";
 import { ScriptedProvider, text } from "./fakes/scripted-provider.js";
+import { drain } from "./fakes/drain.js";
 
 const tmp = (prefix: string) => realpathSync(mkdtempSync(join(tmpdir(), prefix)));
 
@@ -33,11 +34,6 @@ function layout() {
   return { home, repo, cwd: join(repo, "pkg", "sub"), env };
 }
 
-async function drain(events: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
-  const out: AgentEvent[] = [];
-  for await (const e of events) out.push(e);
-  return out;
-}
 
 describe("instruction files", () => {
   it("global first, then one file per folder from the git root down to cwd; AGENTS.md wins over CLAUDE.md", () => {

@@ -8,15 +8,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, definePlugin, Host, type AgentEvent } from "../kernel/index.js";
+import { defineTool, definePlugin, Host } from "../kernel/index.js";
 import coreTools from "../plugins/core-tools/index.js";
 import { call, ScriptedProvider, text } from "./fakes/scripted-provider.js";
+import { drain } from "./fakes/drain.js";
 
-async function drain(it: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
-  const out: AgentEvent[] = [];
-  for await (const e of it) out.push(e);
-  return out;
-}
 
 describe("tool arguments with null for unused optional ones", () => {
   it("multi_edit and todo_write accept nested nulls; a nullable field keeps its null; a null required field is still refused", async () => {
