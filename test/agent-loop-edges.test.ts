@@ -12,40 +12,13 @@ import { z } from "zod";
 import { type Agent, defineTool, definePlugin, Host, type AgentEvent, type ModelRequest, type Plugin, type Provider, type StreamEvent, type Usage } from "../kernel/index.js";
 import { call, ScriptedProvider, text, type Script } from "./fakes/scripted-provider.js";
 import { drain } from "./fakes/drain.js";
+import { toolsPlugin } from "./fakes/loop-tools.js";
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), "larik-edges-"));
 }
 
-/** `peek` (read-only), `poke` (write: asks in default mode). */
-const tools: Plugin = definePlugin({
-  name: "edge-tools",
-  setup(ctx) {
-    ctx.tools.register(
-      defineTool({
-        name: "peek",
-        description: "Returns the given word.",
-        input: z.object({ word: z.string() }),
-        kind: "read",
-        async run({ word }) {
-          return { content: `peeked ${word}` };
-        },
-      }),
-    );
-    ctx.tools.register(
-      defineTool({
-        name: "poke",
-        description: "Changes something.",
-        input: z.object({ what: z.string() }),
-        kind: "write",
-        writePaths: ({ what }) => [what],
-        async run({ what }) {
-          return { content: `poked ${what}` };
-        },
-      }),
-    );
-  },
-});
+const tools = toolsPlugin([]);
 
 
 async function setup(scripts: Script[], opts: { mode?: "default" | "yolo"; plugins?: Plugin[]; settings?: Record<string, unknown> } = {}) {

@@ -6,51 +6,12 @@ import { z } from "zod";
 import { Agent, defineTool, definePlugin, Host, type Plugin } from "../kernel/index.js";
 import { call, ScriptedProvider, text } from "./fakes/scripted-provider.js";
 import { drain } from "./fakes/drain.js";
+import { toolsPlugin } from "./fakes/loop-tools.js";
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), "larik-loop-"));
 }
 
-/** Test tools: a read tool that can wait on a gate, and a write-kind tool that always asks. */
-function toolsPlugin(log: string[], gates: Record<string, Promise<void>> = {}, opened: Record<string, () => void> = {}): Plugin {
-  return definePlugin({
-    name: "test-tools",
-    setup(ctx) {
-      ctx.tools.register(
-        defineTool({
-          name: "peek",
-          description: "Returns the given word.",
-          input: z.object({ word: z.string() }),
-          kind: "read",
-          async run({ word }) {
-            log.push(`start ${word}`);
-            opened[word]?.();
-            if (gates[word]) await gates[word];
-            log.push(`end ${word}`);
-            return { content: `peeked ${word}` };
-          },
-        }),
-      );
-      ctx.tools.register(
-        defineTool({
-          name: "poke",
-          description: "Changes something.",
-          input: z.object({ what: z.string() }),
-          kind: "write",
-          writePaths: ({ what }) => [what],
-          async run({ what }, tctx) {
-            log.push(`poke ${what}`);
-            if (what === "slow") {
-              await new Promise<void>((resolve) => tctx.signal.addEventListener("abort", () => resolve(), { once: true }));
-              return { content: "aborted", is_error: true };
-            }
-            return { content: `poked ${what}` };
-          },
-        }),
-      );
-    },
-  });
-}
 
 
 async function setup(scripts: ConstructorParameters<typeof ScriptedProvider>[0], opts: { mode?: "default" | "yolo"; log?: string[]; plugins?: Plugin[] } = {}) {
