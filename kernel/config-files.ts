@@ -9,7 +9,7 @@ import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti } from "jiti";
 import { isPlugin, type Plugin } from "./plugin.js";
 import { oneLine } from "./one-line.js";
@@ -106,20 +106,25 @@ export function evaluatedInThisProcess(file: string): boolean {
  * `/reload` must see edited files.
  */
 export async function jitiFor(file: string, env: NodeJS.ProcessEnv): Promise<Jiti> {
-  const [{ createJiti }, { kernelModule }, zod, zodMini] = await Promise.all([
-    import("jiti"),
-    import("./public-api.js"),
-    import("zod"),
-    import("zod/mini"),
-  ]);
+  const [{ createJiti }, { kernelModule }, zod] = await Promise.all([import("jiti"), import("./public-api.js"), import("zod")]);
   const id = file.startsWith("file:") ? file : pathToFileURL(file).href;
   const fsCache = await transformCacheDir(env);
   const probe = createJiti(id, { moduleCache: false, fsCache });
   const virtualModules: Record<string, unknown> = { larik: kernelModule() };
+  const alias: Record<string, string> = {};
   // docs/plugins.md recommends zod/mini; a plugin beside a personal config has no zod of its own
-  const zods: Record<string, unknown> = { zod, "zod/v4": zod, "zod/mini": zodMini, "zod/v4/mini": zodMini };
-  for (const [name, mod] of Object.entries(zods)) if (!probe.esmResolve(name, { try: true })) virtualModules[name] = mod;
-  return createJiti(id, { moduleCache: false, fsCache, virtualModules });
+  for (const name of ["zod", "zod/v4"]) if (!probe.esmResolve(name, { try: true })) virtualModules[name] = zod;
+  // zod/mini is bundled into the kernel, and handing over its whole namespace would bundle every
+  // zod locale too (the headless bundle would double): the copy installed beside the kernel is the
+  // same zod 4, found from here
+  let kernelSide: Jiti | undefined;
+  for (const name of ["zod/mini", "zod/v4/mini"]) {
+    if (probe.esmResolve(name, { try: true })) continue;
+    kernelSide ??= createJiti(import.meta.url.startsWith("file:") ? import.meta.url : pathToFileURL(import.meta.url).href, { moduleCache: false, fsCache });
+    const found = kernelSide.esmResolve(name, { try: true });
+    if (found) alias[name] = found.startsWith("file:") ? fileURLToPath(found) : found;
+  }
+  return createJiti(id, { moduleCache: false, fsCache, virtualModules, alias });
 }
 
 /**

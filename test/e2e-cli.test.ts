@@ -308,6 +308,12 @@ describe("larik -p end to end", () => {
     expect(t.stderr).toContain("✗ bash echo starting; sleep 30: [interrupted: --timeout 1s reached; the command and its child processes were killed]\n");
   });
 
+  it("bundles zod's English messages only: the headless bundle carries no other locale", () => {
+    // a namespace import of zod/mini anywhere keeps all ~40 locales, doubling dist/headless.cjs
+    const bundle = readFileSync(resolve(CLI, "..", "headless.cjs"), "utf8");
+    expect([...new Set(bundle.match(/zod\/v4\/locales\/[\w-]+\.js/g))].sort()).toEqual(["zod/v4/locales/en.js", "zod/v4/locales/index.js"]);
+  });
+
   it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod before the request", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
