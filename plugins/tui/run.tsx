@@ -107,8 +107,10 @@ export async function runTui(
   // ends the session as quitting does. A closed terminal also fails writes (EIO), often before
   // the signal is handled: an unhandled stream error would end the process first, so they are
   // ignored. (Node 20 then trips its own assertion restoring the gone terminal's modes at exit,
-  // nodejs/node#51519, fixed in later Node; by then everything is written.)
-  for (const s of [stdout, stderr]) s.on("error", () => {});
+  // nodejs/node#51519, fixed in later Node; by then everything is written.) stdin fails too:
+  // Ink's unmount turns raw mode off, and on a gone terminal that emits `setRawMode EIO` as an
+  // error event, which unhandled ended the process before the cancelled turn wrote its results.
+  for (const s of [stdout, stderr, stdin]) s.on("error", () => {});
   const signals = trapStopSignals(() => controller.quit());
   try {
     await app.waitUntilExit();
