@@ -4,7 +4,6 @@
  * order and executed in batches, every tool_use answered exactly once, the transcript appended
  * as it goes. One turn at a time; the loop knows nothing of any UI.
  */
-import { nearestName } from "./nearest-name.js";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -30,6 +29,7 @@ import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type An
 import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
+import { nearestName } from "./nearest-name.js";
 import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, type CheckpointStore } from "./checkpoint.js";
 import { capOutput, toSafeText } from "./output.js";
 import { buildSystemPrompt } from "./prompt.js";

@@ -6,6 +6,7 @@ import type { Provider } from "./types.js";
 import type { Host } from "./host.js";
 import type { Agent } from "./agent.js";
 import type { SessionStore } from "./session.js";
+import { nearestName } from "./nearest-name.js";
 
 /** A model's catalog entry. Prices in USD per million tokens; windows in tokens. */
 export interface CatalogEntry {
@@ -162,6 +163,21 @@ export interface Command {
    * (skills and custom commands expand this way).
    */
   run(ctx: CommandContext): Promise<void | { prompt: string }>;
+}
+
+/**
+ * A prompt that runs a slash command: `/name args`, the slash at the very start (a leading space
+ * makes the text a plain prompt, and `/etc/hosts is wrong` is one too). `args` has no trailing
+ * white space. Undefined for any other text. Shared by every front end that takes commands.
+ */
+export function parseCommandLine(text: string): { name: string; args: string } | undefined {
+  const m = /^\/([\w:.-]+)(?:\s+([\s\S]*?))?\s*$/.exec(text);
+  return m ? { name: m[1]!, args: m[2] ?? "" } : undefined;
+}
+
+/** The registered command nearest to a mistyped `name`, for "did you mean /compact?". */
+export function nearestCommand(commands: { list(): Command[] }, name: string): string | undefined {
+  return nearestName(name, commands.list().map((c) => c.name));
 }
 
 /** A discovered skill (`SKILL.md`), loaded on demand. */

@@ -23,7 +23,7 @@ export function isoTime(date: Date = new Date()): string {
 /** `YYYY-MM-DD HH:MM` in local time, as `larik --sessions` prints it (§1). `ms` since epoch. */
 export function localMinute(ms: number): string {
   const d = new Date(ms);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return `${localDay(d)} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 /**

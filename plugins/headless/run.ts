@@ -6,7 +6,8 @@ import {
   agentOptionsFromArgs,
   ConfigError,
   errorText,
-  nearestName,
+  nearestCommand,
+  parseCommandLine,
   parseDuration,
   type Agent,
   type AgentEvent,
@@ -76,7 +77,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   if (!prompt.trim()) throw new ConfigError('-p needs a prompt: larik -p "fix the failing test", or pipe one: echo "..." | larik -p');
   // `/name` not registered: a near miss of a command is a typo, refused before a session is made
   const unknown = unknownCommand(host, prompt);
-  if (unknown !== undefined && nearestCommand(host, unknown)) throw unknownCommandError(host, unknown);
+  if (unknown !== undefined && nearestCommand(host.commands, unknown)) throw unknownCommandError(host, unknown);
   const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err);
   let agent: Agent | undefined;
   let readerGone = false;
@@ -139,17 +140,10 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   return signals.exitStatus(readerGone ? SIGPIPE_STATUS : failed ? 1 : 0);
 }
 
-/** `/name args` at the very start of the prompt (a leading space makes it a plain prompt). */
-const COMMAND_LINE = /^\/([\w:.-]+)(?:\s+([\s\S]*?))?\s*$/;
-
 /** The name of a `/name …` prompt that names no registered command (yet), else undefined. */
 function unknownCommand(host: Host, prompt: string): string | undefined {
-  const m = COMMAND_LINE.exec(prompt);
-  return m && !host.commands.get(m[1]!) ? m[1]! : undefined;
-}
-
-function nearestCommand(host: Host, name: string): string | undefined {
-  return nearestName(name, host.commands.list().map((c) => c.name));
+  const line = parseCommandLine(prompt);
+  return line && !host.commands.get(line.name) ? line.name : undefined;
 }
 
 /**
@@ -158,7 +152,7 @@ function nearestCommand(host: Host, name: string): string | undefined {
  * it is. The usage error names the nearest command.
  */
 function unknownCommandError(host: Host, name: string): ConfigError {
-  const near = nearestCommand(host, name);
+  const near = nearestCommand(host.commands, name);
   const hint = near ? ` (did you mean /${near}?)` : "";
   return new ConfigError(`unknown command /${name}${hint}: larik --help lists them; to send the text to the model as it is, start it with a space`);
 }
@@ -169,12 +163,12 @@ function unknownCommandError(host: Host, name: string): ConfigError {
  * undefined when the command produced no prompt.
  */
 async function expandCommand(host: Host, agent: Agent, prompt: string, printer: Printer): Promise<string | undefined> {
-  const m = COMMAND_LINE.exec(prompt);
-  const cmd = m && host.commands.get(m[1]!);
+  const line = parseCommandLine(prompt);
+  const cmd = line && host.commands.get(line.name);
   if (!cmd) return prompt.trim();
   try {
     // what a command prints is this run's answer (`larik -c -p /cost > cost.txt`)
-    const r = await cmd.run({ host, agent, args: m[2] ?? "", print: (t) => printer.output(t) });
+    const r = await cmd.run({ host, agent, args: line.args, print: (t) => printer.output(t) });
     return r?.prompt;
   } catch (err) {
     throw new Error(`/${cmd.name}: ${errorText(err)}`);

@@ -13,7 +13,8 @@ import {
   catalogEntry,
   costOf,
   errorText,
-  nearestName,
+  nearestCommand,
+  parseCommandLine,
   PERMISSION_MODES,
   type Agent,
   type AgentEvent,
@@ -390,16 +391,16 @@ export class TuiController {
       await this.runShellCommand(text.slice(1).trim());
       return;
     }
-    const m = /^\/([\w:.-]+)(?:\s+([\s\S]*))?$/.exec(text);
-    if (m) {
-      const cmd = this.host.commands.get(m[1]!) ?? this.host.commands.get(PEER_COMMAND_NAMES[m[1]!] ?? "");
+    const line = parseCommandLine(text);
+    if (line) {
+      const cmd = this.host.commands.get(line.name) ?? this.host.commands.get(PEER_COMMAND_NAMES[line.name] ?? "");
       if (cmd) {
-        await this.runCommand(cmd, m[2] ?? "");
+        await this.runCommand(cmd, line.args);
         return;
       }
-      const near = nearestName(m[1]!, this.host.commands.list().map((c) => c.name));
+      const near = nearestCommand(this.host.commands, line.name);
       const hint = near ? `did you mean /${near}? (type / to list the commands)` : "type / to list the commands";
-      this.#push({ kind: "error", text: `unknown command /${m[1]}: ${hint}` });
+      this.#push({ kind: "error", text: `unknown command /${line.name}: ${hint}` });
       this.#notify();
       return;
     }
