@@ -328,22 +328,28 @@ describe("tools that fail", () => {
   });
 });
 
+/**
+ * An agent with a 1000-token window that plays `replies`, then is cancelled while the summary of
+ * the compaction they lead to is being written.
+ */
+async function cancelledWhileSummarizing(replies: Script[]) {
+  let agent!: Agent;
+  const cancelInSummary: Script = async () => {
+    agent.cancel();
+    return { blocks: [text("<summary>never used</summary>")] };
+  };
+  const r = await setup([...replies, cancelInSummary], { settings: { models: { "scripted/test": { context_window: 1000 } } } });
+  agent = r.agent;
+  return r;
+}
+
 describe("cancelling during an automatic compaction", () => {
   it("ends the turn as interrupted, not as an error nobody reported", async () => {
-    let agent!: Agent;
-    const { agent: a, provider } = await setup(
-      [
-        { blocks: [text("hello")], usage: { input: 100 } },
-        // the second turn's first round fills 90% of the window: the next round compacts first
-        { blocks: [call("t1", "peek", { word: "a" })], usage: { input: 900 } },
-        async () => {
-          agent.cancel(); // while the summary is being written
-          return { blocks: [text("<summary>never used</summary>")] };
-        },
-      ],
-      { settings: { models: { "scripted/test": { context_window: 1000 } } } },
-    );
-    agent = a;
+    const { agent, provider } = await cancelledWhileSummarizing([
+      { blocks: [text("hello")], usage: { input: 100 } },
+      // the second turn's first round fills 90% of the window: the next round compacts first
+      { blocks: [call("t1", "peek", { word: "a" })], usage: { input: 900 } },
+    ]);
     await drain(agent.run("one"));
     const events = await drain(agent.run("two"));
     expect(provider.requests.at(-1)!.messages.at(-1)!.blocks.at(-1)).toMatchObject({ type: "text", text: expect.stringContaining("summar") });
@@ -354,20 +360,11 @@ describe("cancelling during an automatic compaction", () => {
 
 describe("a compaction before the prompt that does not finish", () => {
   it("keeps the prompt, with a mark where its answer would be", async () => {
-    let agent!: Agent;
-    const { agent: a, provider } = await setup(
-      [
-        { blocks: [text("one done")], usage: { input: 100 } },
-        // the second turn fills 90% of the window: the third compacts before its prompt
-        { blocks: [text("two done")], usage: { input: 900 } },
-        async () => {
-          agent.cancel(); // while the summary is being written
-          return { blocks: [text("<summary>never used</summary>")] };
-        },
-      ],
-      { settings: { models: { "scripted/test": { context_window: 1000 } } } },
-    );
-    agent = a;
+    const { agent, provider } = await cancelledWhileSummarizing([
+      { blocks: [text("one done")], usage: { input: 100 } },
+      // the second turn fills 90% of the window: the third compacts before its prompt
+      { blocks: [text("two done")], usage: { input: 900 } },
+    ]);
     await drain(agent.run("one"));
     await drain(agent.run("two"));
     const events = await drain(agent.run("three: the prompt to keep"));
