@@ -215,6 +215,35 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     expect(readdirSync(project)).toEqual(["a.txt"]);
   }, 60_000);
 
+  it("a gone terminal whose hangup is trapped by the shell that started larik ends the session all the same", async () => {
+    const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
+    const home = join(base, "home");
+    mkdirSync(home);
+    server.requests.length = 0;
+    server.push({ text: "Waiting.", tools: [{ id: "call_1", name: "bash", input: { command: "sleep 30" } }] }, { text: "nobody sees this" });
+    const env = [`PATH=${process.env.PATH}`, `HOME=${home}`, `XDG_CONFIG_HOME=${join(home, ".config")}`, `XDG_DATA_HOME=${join(home, "data")}`, "TERM=tmux-256color", "LANG=C.UTF-8", `OPENAI_BASE_URL=${server.url}/v1`, "OPENAI_API_KEY=k"];
+    const cmd = ["env", "-i", ...env, process.execPath, program.cli, "--model", "openai-compatible/m", "--mode", "yolo"].map((a) => `'${a}'`).join(" ");
+    // the shell takes the hangup (a wrapper script with `trap … HUP`): larik sees only stdin end
+    writeFileSync(join(base, "wrapper.sh"), `trap "" HUP\n${cmd}\necho "exit $?" > ${join(base, "status")}\n`);
+    tmux("new-session", "-d", "-s", "trapped", "-x", "100", "-y", "30", "-c", base, `sh ${join(base, "wrapper.sh")}`);
+    await waitPane("trapped", "ask anything");
+    tmux("send-keys", "-t", "trapped", "-l", "wait");
+    await pause();
+    tmux("send-keys", "-t", "trapped", "Enter");
+    await waitPane("trapped", /bash sleep 30[\s\S]*esc to interrupt/);
+    tmux("kill-session", "-t", "trapped");
+    const sessions = join(home, "data", "larik", "sessions");
+    let entries = "";
+    for (let i = 0; i < 100 && !existsSync(join(base, "status")); i++) await pause(100);
+    const files = readdirSync(sessions, { recursive: true }).map(String).filter((f) => f.endsWith(".jsonl"));
+    entries = readFileSync(join(sessions, files[0]!), "utf8");
+    // the turn ended there: its call answered, and no further request with no one to see it
+    expect(entries).toContain('"type":"tool_result","id":"call_1"');
+    expect(server.requests).toHaveLength(1);
+    // 129 as for a hangup, or Node 20's abort restoring the gone terminal at exit (nodejs/node#51519)
+    expect(readFileSync(join(base, "status"), "utf8")).toMatch(/^exit (129|134)\n$/);
+  }, 60_000);
+
   it("ctrl+c twice quits", async () => {
     const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
     const home = join(base, "home");

@@ -112,9 +112,19 @@ export async function runTui(
   // error event, which unhandled ended the process before the cancelled turn wrote its results.
   for (const s of [stdout, stderr, stdin]) s.on("error", () => {});
   const signals = trapStopSignals(() => controller.quit());
+  // A gone terminal whose hangup never reaches us (the shell that started us traps HUP) shows
+  // only as the end of stdin, which a terminal otherwise never gives (ctrl+d is a key in raw
+  // mode): end the session as a hangup would, instead of running on with no one to see it.
+  let hungUp = false;
+  const onEnd = () => {
+    hungUp = true;
+    controller.quit();
+  };
+  stdin.once("end", onEnd);
   try {
     await app.waitUntilExit();
   } finally {
+    stdin.off("end", onEnd);
     signals.dispose();
     stdout.write(PASTE_OFF);
     controller.quit();
@@ -123,6 +133,7 @@ export async function runTui(
   const id = controller.agent.session.id;
   // a session without a prompt holds nothing to resume
   const said = controller.agent.session.entries().some((e) => e.type === "message");
-  if (signals.signal !== "SIGHUP" && said) stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
-  return signals.exitStatus(0);
+  if (signals.signal !== "SIGHUP" && !hungUp && said) stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
+  // 129 (128 + SIGHUP), as if the hangup had arrived
+  return signals.exitStatus(hungUp ? 129 : 0);
 }
