@@ -18,6 +18,17 @@ it("calls back at the first stop signal, reports 128 + its number, and then igno
   expect(STOP_SIGNALS.map((s) => process.listenerCount(s))).toEqual(before.map((n, i) => (STOP_SIGNALS[i] === "SIGHUP" ? n + 1 : n)));
 });
 
+it("raise() stops as the signal would: once, with its exit status, later hangups ignored", () => {
+  const seen: string[] = [];
+  const trap = trapStopSignals((s) => seen.push(s));
+  trap.raise("SIGHUP");
+  process.emit("SIGHUP", "SIGHUP");
+  trap.raise("SIGTERM");
+  expect([seen, trap.signal, trap.exitStatus(0)]).toEqual([["SIGHUP"], "SIGHUP", 129]);
+  trap.dispose();
+  expect(process.listeners("SIGHUP").length).toBeGreaterThan(0);
+});
+
 /** Runs a process that traps stop signals and finishes its clean-up 300 ms after the first. */
 function trapped(): { child: ReturnType<typeof spawn>; out: () => string; ready: Promise<void>; closed: Promise<{ code: number | null; signal: string | null }> } {
   const script = [

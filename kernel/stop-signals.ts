@@ -20,6 +20,12 @@ export interface StopSignalTrap {
   readonly signal: StopSignal | undefined;
   /** 128 + the received signal's number, else `status`. */
   exitStatus(status: number): number;
+  /**
+   * Stops as if `signal` had arrived (when none has yet): a front end that learns of a hangup
+   * another way (stdin ended: the terminal is gone, its SIGHUP taken by a parent shell) gets the
+   * same clean-up, exit status and protection from later hangups.
+   */
+  raise(signal: StopSignal): void;
   /** Removes the handlers that have not fired. */
   dispose(): void;
 }
@@ -50,6 +56,7 @@ export function trapStopSignals(onStop: (signal: StopSignal) => void): StopSigna
       return received;
     },
     exitStatus: (status) => (received ? 128 + SIGNAL_NUMBERS[received] : status),
+    raise: handler,
     dispose: off,
   };
 }

@@ -114,12 +114,8 @@ export async function runTui(
   const signals = trapStopSignals(() => controller.quit());
   // A gone terminal whose hangup never reaches us (the shell that started us traps HUP) shows
   // only as the end of stdin, which a terminal otherwise never gives (ctrl+d is a key in raw
-  // mode): end the session as a hangup would, instead of running on with no one to see it.
-  let hungUp = false;
-  const onEnd = () => {
-    hungUp = true;
-    controller.quit();
-  };
+  // mode): it is a hangup, also for a SIGHUP that may still come after it.
+  const onEnd = () => signals.raise("SIGHUP");
   stdin.once("end", onEnd);
   try {
     await app.waitUntilExit();
@@ -133,7 +129,6 @@ export async function runTui(
   const id = controller.agent.session.id;
   // a session without a prompt holds nothing to resume
   const said = controller.agent.session.entries().some((e) => e.type === "message");
-  if (signals.signal !== "SIGHUP" && !hungUp && said) stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
-  // 129 (128 + SIGHUP), as if the hangup had arrived
-  return signals.exitStatus(hungUp ? 129 : 0);
+  if (signals.signal !== "SIGHUP" && said) stdout.write(syncOutput(`\nresume this session with: larik --resume ${id}\n`, stdout, host.env));
+  return signals.exitStatus(0);
 }
