@@ -6,9 +6,12 @@
 import { mkdtempSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { z } from "zod";
-import { defineTool, definePlugin, Host, type Agent, type AgentEvent, type CommandUi, type Plugin } from "../../kernel/index.js";
+import { definePlugin, Host, type Agent, type CommandUi, type Plugin } from "../../kernel/index.js";
+import { drain } from "../../test/fakes/drain.js";
+import { peekTool } from "../../test/fakes/loop-tools.js";
 import { ScriptedProvider } from "../../test/fakes/scripted-provider.js";
+
+export { drain };
 import commands from "./index.js";
 
 export interface TestBed {
@@ -51,28 +54,11 @@ export async function testBed(extra: Plugin[] = [], settings: Record<string, unk
         create: () => fake,
       });
       ctx.providers.register({ name: "locked", keyEnv: ["LOCKED_KEY"], models: [{ provider: "locked", id: "hidden" }], create: () => fake });
-      ctx.tools.register(
-        defineTool({
-          name: "peek",
-          description: "Returns the given word.",
-          input: z.object({ word: z.string() }),
-          kind: "read",
-          async run({ word }) {
-            return { content: `peeked ${word}` };
-          },
-        }),
-      );
+      ctx.tools.register(peekTool());
     },
   });
   const host = await Host.create({ plugins: [...extra, fixtures, commands], cwd, env, settings: { providers: { scripted: {} }, ...settings } });
   return { host, provider, fake, cwd: host.cwd, env, configFile: join(base, "config", "larik", "config.json") };
-}
-
-/** Runs one turn to its end and returns its events. */
-export async function drain(run: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
-  const out: AgentEvent[] = [];
-  for await (const e of run) out.push(e);
-  return out;
 }
 
 /**

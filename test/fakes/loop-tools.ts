@@ -5,25 +5,28 @@
 import { z } from "zod";
 import { defineTool, definePlugin, type Plugin } from "../../kernel/index.js";
 
+/** `peek`: a read tool returning `peeked <word>`; logs its start and end, and waits on `gates[word]` if set. */
+export function peekTool(log: string[] = [], gates: Record<string, Promise<void>> = {}, opened: Record<string, () => void> = {}) {
+  return defineTool({
+    name: "peek",
+    description: "Returns the given word.",
+    input: z.object({ word: z.string() }),
+    kind: "read",
+    async run({ word }) {
+      log.push(`start ${word}`);
+      opened[word]?.();
+      if (gates[word]) await gates[word];
+      log.push(`end ${word}`);
+      return { content: `peeked ${word}` };
+    },
+  });
+}
+
 export function toolsPlugin(log: string[], gates: Record<string, Promise<void>> = {}, opened: Record<string, () => void> = {}): Plugin {
   return definePlugin({
     name: "test-tools",
     setup(ctx) {
-      ctx.tools.register(
-        defineTool({
-          name: "peek",
-          description: "Returns the given word.",
-          input: z.object({ word: z.string() }),
-          kind: "read",
-          async run({ word }) {
-            log.push(`start ${word}`);
-            opened[word]?.();
-            if (gates[word]) await gates[word];
-            log.push(`end ${word}`);
-            return { content: `peeked ${word}` };
-          },
-        }),
-      );
+      ctx.tools.register(peekTool(log, gates, opened));
       ctx.tools.register(
         defineTool({
           name: "poke",
