@@ -30,7 +30,7 @@ import * as ed from "./editor.js";
 import { FrameScheduler } from "./frame.js";
 import { keyAction, type KeyAction } from "./keys.js";
 import { stableCut } from "./markdown.js";
-import { filterCommands, needsArgs } from "./palette.js";
+import { filterCommands, needsArgs, PEER_COMMAND_NAMES } from "./palette.js";
 import type { FooterInfo } from "./footer.js";
 import type { PromptHistory } from "./history.js";
 import { pickerEntries, type PickerEntry } from "./mentions.js";
@@ -135,12 +135,6 @@ export interface ControllerOptions {
 }
 
 const FILES_TTL_MS = 10_000;
-
-/**
- * Names other agents give a command, run as ours: Claude Code quits with `/exit`, and a hand used
- * to it should not meet "unknown command" on its way out.
- */
-const PEER_COMMAND_NAMES: Record<string, string> = { exit: "quit" };
 
 /** Drives one interactive session. */
 export class TuiController {

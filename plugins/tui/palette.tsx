@@ -16,18 +16,26 @@ function sectionRank(c: Command): number {
 }
 
 /**
+ * Names other agents give a command, run as ours: Claude Code quits with `/exit`, and a hand used
+ * to it should not meet "unknown command" (or an empty palette) on its way out.
+ */
+export const PEER_COMMAND_NAMES: Readonly<Record<string, string>> = { exit: "quit" };
+
+/**
  * Commands matching `query` (the text after `/`, case-insensitive): exact name, then prefix,
- * then substring of the name (§24); within a class by section, then name. An empty query lists
+ * then substring of the name (§24); within a class by section, then name. A peer name
+ * ({@link PEER_COMMAND_NAMES}) matches as its command's own name would. An empty query lists
  * every command.
  */
 export function filterCommands(commands: readonly Command[], query: string): Command[] {
   const q = query.toLowerCase();
+  const names = (c: Command): string[] => [c.name.toLowerCase(), ...Object.keys(PEER_COMMAND_NAMES).filter((p) => PEER_COMMAND_NAMES[p] === c.name)];
   const cls = (c: Command): number => {
-    const n = c.name.toLowerCase();
     if (!q) return 1;
-    if (n === q) return 0;
-    if (n.startsWith(q)) return 1;
-    if (n.includes(q)) return 2;
+    const ns = names(c);
+    if (ns.includes(q)) return 0;
+    if (ns.some((n) => n.startsWith(q))) return 1;
+    if (ns.some((n) => n.includes(q))) return 2;
     return -1;
   };
   return commands

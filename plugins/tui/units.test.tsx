@@ -140,6 +140,9 @@ describe("palette", () => {
     expect(filterCommands(list, "zzz")).toEqual([]);
     expect(filterCommands(list, "").length).toBe(list.length);
     expect(needsArgs(c("resume", "", { args: "<id>" }))).toBe(true);
+    // Claude Code's /exit finds our /quit, as typing it runs it
+    expect(filterCommands([c("quit"), c("export"), c("model")], "exit").map((x) => x.name)).toEqual(["quit"]);
+    expect(filterCommands([c("quit"), c("export"), c("model")], "ex").map((x) => x.name)).toEqual(["export", "quit"]);
     expect(needsArgs(c("model", "", { args: "[spec]" }))).toBe(false);
   });
 });
