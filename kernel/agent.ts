@@ -153,7 +153,10 @@ export class Agent {
   readonly maxTurns: number;
   /** Session totals by `provider/model`. */
   readonly usageByModel = new Map<string, { usage: Usage; requests: number }>();
-  /** Prompt size of the last request (tokens). */
+  /**
+   * Prompt size of the last request (tokens); on a resumed session, the last one the session
+   * recorded (or its compaction's size) until this agent makes its own.
+   */
   lastContextTokens = 0;
   #contextWindow?: number;
 
@@ -278,6 +281,7 @@ export class Agent {
       for (const [k, v] of r.usageByModel) agent.usageByModel.set(k, v);
       agent.compactions = r.compactions;
       agent.compactionSavedTokens = r.compactionSavedTokens;
+      agent.lastContextTokens = r.lastContextTokens;
       agent.#contextSource = "resume";
       // the user sees them as notices at the first turn, the model as notes (without this
       // machine's path to the file, which tells the model nothing)

@@ -161,6 +161,12 @@ export interface Replayed {
   compactionSavedTokens: number;
   /** `provider/model` of the newest assistant message or usage entry (the model in use). */
   lastModel?: string;
+  /**
+   * Tokens the active context held at its last model request (input + cache read + cache write
+   * of the newest assistant message), or the compaction's recorded `after_tokens` when one came
+   * later; 0 after `/clear` or when nothing recorded it. What the context meter shows on resume.
+   */
+  lastContextTokens: number;
 }
 
 /** Rebuilds context and display history from entries (resume reads exactly what was sent). */
@@ -171,6 +177,7 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
   let compactions = 0;
   let compactionSavedTokens = 0;
   let lastModel: string | undefined;
+  let lastContextTokens = 0;
   for (const e of entries) {
     if (e.type === "message" && e.message?.role === "assistant" && e.model) lastModel = e.model;
     if (e.type === "message" && e.message) {
@@ -179,12 +186,15 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
     } else if (e.type === "compaction" && e.data?.clear === true) {
       // `/clear` (Agent.clear) writes this: a fresh, empty context, not a summary.
       messages = [];
+      lastContextTokens = 0;
     } else if (e.type === "compaction" && e.summary !== undefined) {
       compactions++;
+      lastContextTokens = typeof e.data?.after_tokens === "number" ? e.data.after_tokens : 0;
       const saved = e.data?.saved_tokens;
       if (typeof saved === "number") compactionSavedTokens += saved;
       messages = [{ role: "user", blocks: [{ type: "text", text: e.summary }] }];
     }
+    if (e.type === "message" && e.usage) lastContextTokens = e.usage.input + e.usage.cache_read + e.usage.cache_write;
     if ((e.type === "message" || e.type === "usage") && e.usage) {
       const model = e.model ?? e.message?.model ?? "unknown";
       const cur = usageByModel.get(model) ?? { usage: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, requests: 0 };
@@ -198,7 +208,7 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
       usageByModel.set(model, cur);
     }
   }
-  return { messages, all, usageByModel, compactions, compactionSavedTokens, lastModel };
+  return { messages, all, usageByModel, compactions, compactionSavedTokens, lastModel, lastContextTokens };
 }
 
 /** Appends `m`, merging it into a trailing user message so roles alternate. */

@@ -51,6 +51,23 @@ describe("resume", () => {
     await resumed.close();
   });
 
+  it("a resumed agent knows its context size before its first request (the TUI's meter, /cost)", async () => {
+    const t = await bed();
+    const agent = await t.host.openAgent({ model: "scripted/m1" });
+    t.provider.push({ blocks: [text("a")], usage: { input: 60_000, cache_read: 2_000, cache_write: 500 } });
+    await drain(agent.run("one"));
+    const id = agent.session.id;
+    await agent.close();
+    const resumed = await t.host.openAgent({ resume: id });
+    expect(resumed.lastContextTokens).toBe(62_500);
+    expect((await runCommand(t.host, resumed, "/cost")).lines.at(-1)).toBe("ctx 31% · 63k/200k");
+    await runCommand(t.host, resumed, "/clear");
+    await resumed.close();
+    const cleared = await t.host.openAgent({ resume: id });
+    expect(cleared.lastContextTokens).toBe(0);
+    await cleared.close();
+  });
+
   it("-c in a subfolder with no sessions of its own points at the project root's", async () => {
     const t = await bed();
     const agent = await t.host.openAgent({ model: "scripted/m1" });

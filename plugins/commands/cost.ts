@@ -3,7 +3,7 @@
  * what compaction freed. Prices come from the catalog of the model that answered; a model with
  * no price is shown as unpriced rather than as $0.
  */
-import { addUsage, catalogEntry, costOf, emptyUsage, type Agent, type Command, type SessionEntry, type Usage } from "../../kernel/index.js";
+import { addUsage, catalogEntry, costOf, emptyUsage, type Agent, type Command, type Usage } from "../../kernel/index.js";
 import { COMMAND_META } from "./meta.js";
 import { contextMeter, exactTokens, kTokens, usd } from "./format.js";
 
@@ -31,23 +31,6 @@ export interface CostReport {
   compaction_saved_tokens: number;
 }
 
-/**
- * The prompt size of the newest request recorded in `entries` (tokens): after a resume the agent
- * has made no request yet, but the transcript knows the last one. A later compaction or clear
- * replaces it with its own size.
- */
-export function lastContextFromEntries(entries: readonly SessionEntry[]): number {
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i]!;
-    if (e.type === "message" && e.usage) return e.usage.input + e.usage.cache_read + e.usage.cache_write;
-    if (e.type === "compaction") {
-      if (e.data?.clear === true) return 0;
-      return typeof e.data?.after_tokens === "number" ? e.data.after_tokens : 0;
-    }
-  }
-  return 0;
-}
-
 /** Collects the `/cost` figures of an agent's session. */
 export function costReport(agent: Agent): CostReport {
   const { host } = agent;
@@ -72,7 +55,7 @@ export function costReport(agent: Agent): CostReport {
     total,
     total_usd: totalUsd,
     unpriced,
-    context_tokens: agent.lastContextTokens || lastContextFromEntries(entries),
+    context_tokens: agent.lastContextTokens,
     context_window: agent.contextWindow(),
     compactions: agent.compactions,
     // Metrics of compactions made since opening are also in the entries; the larger covers both.
