@@ -46,13 +46,16 @@ import {
   summaryMessage,
 } from "./compaction.js";
 
+/** What {@link Agent.open} (and `host.openAgent`, without `host`) takes; every field is optional but `host`. */
 export interface AgentOptions {
   host: Host;
   /** A model spec (`provider/model`, bare id or role); default from settings or keys. */
   model?: string;
   /** A ready provider (embedding, tests); skips spec resolution. Needs `model`. */
   provider?: Provider;
+  /** Permission mode (§4); default `settings.mode`, else `default`. */
   mode?: PermissionMode;
+  /** Reasoning effort (§1 `--effort`); default `settings.effort`, else the provider's own. */
   effort?: Effort;
   /** Resume this session id (or unique prefix). */
   resume?: string;
@@ -64,6 +67,7 @@ export interface AgentOptions {
   session?: SessionHandle;
   /** Model rounds per turn (settings `max_turns`, default 200). */
   maxTurns?: number;
+  /** Where `/undo` snapshots go; default the file store under the data folder (§8). */
   checkpoints?: CheckpointStore;
   /** Label for forwarded subagent events. */
   label?: string;
@@ -123,6 +127,11 @@ interface PendingPermission {
   suggested?: string;
 }
 
+/**
+ * One conversation on one session: the loop of LARIK-REFERENCE §2. Open it with
+ * `host.openAgent(opts)`; `run(prompt)` runs one turn and yields its events (docs/architecture.md
+ * "The event contract"); the front end answers each `permission_request` with `respond`.
+ */
 export class Agent {
   readonly host: Host;
   session: SessionHandle;
@@ -313,6 +322,7 @@ export class Agent {
     return `${this.providerName}/${this.model}`;
   }
 
+  /** True while a turn or `/compact` runs (a second `run` would throw). */
   get running(): boolean {
     return this.#running !== undefined;
   }
@@ -343,7 +353,10 @@ export class Agent {
   /** What the calls and the partial reply of a cancelled turn say stopped them. */
   #interruption = INTERRUPTED;
 
-  /** Starts a fresh context in the same session (`/clear`). */
+  /**
+   * Starts a fresh context in the same session (`/clear`): a `compaction` entry with no summary.
+   * @throws Error while a turn runs.
+   */
   clear(): void {
     if (this.running) throw new Error("cannot clear while a turn is running");
     this.messages = [];

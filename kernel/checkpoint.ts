@@ -80,6 +80,7 @@ const ManifestEntrySchema = lazySchema(() =>
     }),
   ]),
 );
+/** One path a turn touched: its bytes were saved (`file`), or it did not exist before (`absent`). */
 export type CheckpointEntry = z.infer<typeof ManifestEntrySchema>;
 
 const ManifestSchema = lazySchema(() =>
@@ -93,8 +94,10 @@ const ManifestSchema = lazySchema(() =>
     undone: z.optional(z.string()),
   }),
 );
+/** A turn's `manifest.json` (docs/undo.md "On disk"). */
 export type CheckpointManifest = z.infer<typeof ManifestSchema>;
 
+/** What {@link createCheckpointStore} takes. */
 export interface CheckpointStoreOptions {
   /** The data root (`dataDir()` from kernel/paths.ts). */
   dataDir: string;

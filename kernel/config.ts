@@ -95,6 +95,7 @@ export function defineConfig(config: LarikConfig): LarikConfig {
   return config;
 }
 
+/** What {@link loadSettings} returns: the merged, validated JSON settings layers (§26). */
 export interface LoadedSettings {
   settings: Settings;
   /** One-line warnings (ignored shared values, skipped unapproved config). */

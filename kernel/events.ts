@@ -32,17 +32,26 @@ export const UsageInfoSchema = lazySchema(() =>
     request_cost_usd: z.optional(z.nullable(z.number())),
     /** Prompt size of this request in tokens (input + cache read + cache write). */
     context_tokens: z.number(),
+    /** The model's context window in tokens. */
     context_window: z.number(),
+    /** ms from sending this request to the end of its answer. */
     request_ms: z.optional(z.number()),
+    /** ms from sending the request to the first answer text or tool call (thinking counts as waiting). */
     ttft_ms: z.optional(z.number()),
     /** Per-model split for `/cost`: tokens and USD by `provider/model`. */
     by_model: z.optional(z.record(z.string(), z.object({ usage: UsageSchema, cost_usd: z.nullable(z.number()), requests: z.number() }))),
+    /** Compactions of this session so far, and the tokens they freed (estimates). */
     compactions: z.optional(z.number()),
     compaction_saved_tokens: z.optional(z.number()),
   }),
 );
+/** See {@link UsageInfoSchema}. */
 export type UsageInfo = z.infer<typeof UsageInfoSchema>;
 
+/**
+ * Why a turn ended: `done.stop_reason` (LARIK-REFERENCE §2). `blocked` and `hook_stopped` come
+ * from hooks; `loop` is the subagent loop guard's, which nothing emits yet.
+ */
 export const StopReasonSchema = lazySchema(() =>
   z.enum([
     "end_turn",
@@ -56,6 +65,7 @@ export const StopReasonSchema = lazySchema(() =>
     "loop",
   ]),
 );
+/** See {@link StopReasonSchema}. */
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
 /** A tool call waiting for the user's answer (§4). */
@@ -70,12 +80,18 @@ export const PermissionRequestEventSchema = lazySchema(() =>
     /** The narrowest rule that "always allow" would save, e.g. `bash(npm test*)`. */
     suggested_rule: z.optional(z.string()),
     cwd: z.string(),
+    /** The checker's one line on why it asks (the rule, mode or step that decided). */
     reason: z.optional(z.string()),
+    /** Why auto mode's judge did not approve the call (§4); reserved, nothing sets it yet. */
     auto_reason: z.optional(z.string()),
     ...base(),
   }),
 );
 
+/**
+ * Every event a turn emits, discriminated by `type` (§22's names and fields; docs/architecture.md
+ * "The event contract" lists them). The loop validates each event against it before emitting.
+ */
 export const AgentEventSchema = lazySchema(() =>
   z.discriminatedUnion("type", [
     z.object({ type: z.literal("text_delta"), text: z.string(), ...base() }),
@@ -131,7 +147,9 @@ export const AgentEventSchema = lazySchema(() =>
     }),
   ]),
 );
+/** See {@link AgentEventSchema}. */
 export type AgentEvent = z.infer<typeof AgentEventSchema>;
+/** The `type` names of {@link AgentEvent}. */
 export type AgentEventType = AgentEvent["type"];
 /** The event of a given `type`. */
 export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;

@@ -50,6 +50,10 @@ export interface SessionStartInfo extends HookNotice {
   addContext(text: string): void;
 }
 
+/**
+ * Passed to `sessionEnd` taps when an agent closes; `reason` is the caller's word (`exit`,
+ * `resume`, `new`, `fork`, `deleted`, …). A throw is ignored: the session still closes.
+ */
 export interface SessionEndInfo extends HookNotice {
   agent: Agent;
   reason: string;
@@ -84,15 +88,18 @@ export interface PreToolDecision {
   updatedInput?: unknown;
 }
 
+/** Passed to `stop` / `subagentStop` taps when a reply has no tool calls (§14 Stop). */
 export interface StopInfo extends HookNotice {
   agent: Agent;
   /** True when a stop hook already sent the agent back in this turn. */
   stop_hook_active: boolean;
+  /** The text of the reply that would end the turn. */
   last_text: string;
 }
 /** `block` sends `reason` back to the model as feedback and continues (at most 5 times). */
 export type StopDecision = { action: "block"; reason: string } | { action: "halt"; reason: string };
 
+/** Passed to `preCompact` taps before a compaction (`overflow`: the provider refused the prompt as too long). */
 export interface CompactInfo extends HookNotice {
   agent: Agent;
   trigger: "auto" | "manual" | "overflow";
@@ -117,7 +124,9 @@ export function createHooks() {
     event: new SyncHook<[AgentEvent, Agent]>(["event", "agent"], "event"),
   };
 }
+/** The host's hook points, each a tapable hook (see {@link createHooks}). */
 export type Hooks = ReturnType<typeof createHooks>;
+/** The name of a hook point, as in `ctx.hooks.<name>` and in {@link PluginError} messages. */
 export type HookName = keyof Hooks;
 
 type AnyTapable = {
@@ -140,6 +149,7 @@ type TapFn<H> = H extends SyncHook<infer A, infer R>
 export interface HookTap<H> {
   tap(fn: TapFn<H>, opts?: { stage?: number }): Disposer;
 }
+/** A plugin's `ctx.hooks`: one {@link HookTap} per hook point. */
 export type PluginHooks = { [K in HookName]: HookTap<Hooks[K]> };
 
 /** One hook point as one plugin sees it: taps are wrapped so that errors name the plugin. */

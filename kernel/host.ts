@@ -17,6 +17,7 @@ import { selectSandbox } from "./sandbox.js";
 import { isPlugin } from "./plugin.js";
 import { nearestName } from "./nearest-name.js";
 
+/** What {@link Host.create} takes. */
 export interface HostOptions {
   /**
    * Plugins in load order (a preset, then config plugins). An entry that is not a plugin is
@@ -27,8 +28,11 @@ export interface HostOptions {
   sources?: (string | undefined)[];
   /** Plugin names to leave out; a name that matches no plugin gets a notice. */
   disable?: string[];
+  /** The working directory (default `process.cwd()`); its git root becomes the project root. */
   cwd?: string;
+  /** Merged settings, as `loadConfig(cwd).settings` gives them; default none. */
   settings?: Settings;
+  /** The environment keys and folders are read from (default `process.env`). */
   env?: NodeJS.ProcessEnv;
   /** Notices gathered before the host existed (settings warnings). */
   notices?: string[];
@@ -40,6 +44,10 @@ interface Loaded {
   onDispose: (() => void | Promise<void>)[];
 }
 
+/**
+ * The plugin host (DESIGN.md): loads plugins in order into its registries and hook points, picks
+ * the sandbox, and opens agents. Build it with {@link Host.create} (or `createHost` from `larik`).
+ */
 export class Host {
   readonly cwd: string;
   /** The file-tool boundary: the git root, else cwd. */
@@ -220,7 +228,10 @@ export class Host {
     return list[list.length - 1];
   }
 
-  /** Opens an agent on a new, resumed or forked session. */
+  /**
+   * Opens an agent on a new, resumed or forked session (see {@link Agent.open}).
+   * @throws ConfigError for a bad spec or mode, a missing key, or a session that cannot be resumed.
+   */
   async openAgent(opts: Omit<AgentOptions, "host"> = {}): Promise<Agent> {
     const agent = await Agent.open({ ...opts, host: this });
     this.#agents.add(agent);

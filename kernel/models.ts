@@ -20,6 +20,7 @@ export class ConfigError extends Error {
   }
 }
 
+/** What {@link resolveModel} makes of a spec: the provider, its resolved settings and key, the catalog entry. */
 export interface ResolvedModel {
   /** Provider name as written in specs. */
   provider: string;
@@ -77,7 +78,12 @@ function findFactoryForCustom(
   return providers.list().find((f) => (f.type ?? f.name) === type || f.name === type);
 }
 
-/** Splits a spec into provider and model, without building anything. */
+/**
+ * Splits a spec into provider and model, without building anything (§10): a role is looked up
+ * first; `provider/model` splits at the first slash; a bare id goes to the provider whose catalog
+ * lists it, else by its prefix (`claude-`, `gemini-`, `gpt-`/`o<n>`/`codex`).
+ * @throws ConfigError for an unknown provider, or a bare id no provider claims.
+ */
 export function parseSpec(
   spec: string,
   providers: Registry<ProviderFactory>,

@@ -27,6 +27,7 @@ export { splitBashCommand, isSafeListed, type BashSplit } from "./bash-split.js"
 
 /** Permission modes (§4); `auto` asks a model before prompting, which the agent does. */
 export type PermissionMode = "default" | "accept-edits" | "plan" | "auto" | "yolo";
+/** The accepted modes, in the order `--mode`, `/mode` and errors list them. */
 export const PERMISSION_MODES: readonly PermissionMode[] = ["default", "accept-edits", "plan", "auto", "yolo"];
 
 /** One call as the checker sees it. */
@@ -47,6 +48,7 @@ export interface PermissionCall {
   hook?: { decision: "allow" | "deny" | "ask"; reason?: string };
 }
 
+/** The checker's answer for one call (§4 decision order). */
 export interface PermissionDecision {
   decision: "allow" | "deny" | "ask";
   /** One line: why (names the rule, mode or boundary). */
@@ -65,6 +67,7 @@ export interface PermissionDecision {
 /** The step of the decision order that decided a call. */
 export type DecidedBy = "boundary" | "hook" | "rule" | "mode" | "plan" | "sandbox" | "safe-list" | "default";
 
+/** What a {@link PermissionChecker} is built from: the mode, the rules (§4 grammar) and the boundary. */
 export interface CheckerOptions {
   mode: PermissionMode;
   /** Allow rules; only from trusted files (personal config, private project settings). */

@@ -38,8 +38,13 @@ export interface PluginContext {
   onDispose(fn: () => void | Promise<void>): void;
 }
 
+/**
+ * A plugin (DESIGN.md "The plugin contract"): `name` is unique in a host; `setup` registers
+ * through `ctx` and should be cheap. A throw in `setup` skips the plugin with a notice.
+ */
 export interface Plugin {
   name: string;
+  /** One line on what it contributes; `larik --version` shows it. */
   description?: string;
   /** Names of plugins that must be loaded before this one. */
   requires?: string[];

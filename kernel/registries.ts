@@ -33,6 +33,7 @@ export interface ProviderConfig {
   api_key?: string;
   /** The variable the key was looked up in (for error messages). */
   api_key_env?: string;
+  /** The context size to ask a local server for, in tokens (Ollama's `num_ctx`). */
   context_length?: number;
   /** Seconds of silence before a stream is abandoned; negative waits forever. */
   stall_timeout?: number;

@@ -7,10 +7,12 @@
 /** Undoes one registration. Calling it twice is harmless. */
 export type Disposer = () => void;
 
+/** Anything a registry holds: looked up by `name`. */
 export interface Named {
   name: string;
 }
 
+/** One registry (`host.tools`, `host.providers`, …); `kind` names it in messages. */
 export class Registry<T extends Named> {
   readonly #entries: { value: T; owner: string }[] = [];
   readonly kind: string;

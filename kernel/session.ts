@@ -12,6 +12,10 @@ import { localMinute } from "./time.js";
 // these ~100 zod objects off the start-up path (bench/startup.mjs).
 import { MessageSchema, UsageSchema, type Message, type Usage } from "./types.js";
 
+/**
+ * The first entry of every session (LARIK-REFERENCE §7): the folder it belongs to, the model it
+ * started with, and for a branch its source id and the message count it kept (`fork_at`).
+ */
 export const SessionMetaSchema = lazySchema(() =>
   z.object({
     cwd: z.string(),
@@ -22,6 +26,7 @@ export const SessionMetaSchema = lazySchema(() =>
     title: z.optional(z.string()),
   }),
 );
+/** See {@link SessionMetaSchema}. */
 export type SessionMeta = z.infer<typeof SessionMetaSchema>;
 
 const META_FIELD_TYPES: Record<keyof SessionMeta, { type: "string" | "number"; optional: boolean }> = {
@@ -50,9 +55,15 @@ export function sessionMetaProblem(meta: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Session entry types (§7): `meta` first, then `message`, `compaction` (a summary, or `/clear`),
+ * `usage` (spend outside the transcript), `recovery` (a torn line found on reopening); `decision`
+ * and `task` are reserved.
+ */
 export const EntryTypeSchema = lazySchema(() =>
   z.enum(["meta", "message", "compaction", "usage", "decision", "recovery", "task"]),
 );
+/** See {@link EntryTypeSchema}. */
 export type EntryType = z.infer<typeof EntryTypeSchema>;
 
 /** One line of a session file. `id` is `<session>-<seq>`, `parent_id` the previous entry's id. */
@@ -71,6 +82,7 @@ export const SessionEntrySchema = lazySchema(() =>
     data: z.optional(z.record(z.string(), z.unknown())),
   }),
 );
+/** See {@link SessionEntrySchema}. */
 export type SessionEntry = z.infer<typeof SessionEntrySchema>;
 
 /** What a caller appends; the store fills `id`, `parent_id` and `ts`. */
@@ -91,8 +103,10 @@ export interface SessionHandle {
   close(): Promise<void>;
 }
 
+/** One session as {@link SessionStore.list} gives it. */
 export interface SessionSummary {
   id: string;
+  /** `meta.title`, else the first prompt (at most 80 characters); empty before the first prompt. */
   title: string;
   /** ms since epoch of the last write. */
   updated: number;

@@ -9,6 +9,7 @@
  */
 
 export const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+/** One of {@link STOP_SIGNALS}. */
 export type StopSignal = (typeof STOP_SIGNALS)[number];
 
 /** Their numbers, the same on Linux and macOS (POSIX). */

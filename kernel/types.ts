@@ -22,6 +22,7 @@ export const ImageSchema = lazySchema(() =>
     data: z.string(),
   }),
 );
+/** See {@link ImageSchema}. */
 export type Image = z.infer<typeof ImageSchema>;
 
 /** Plain text. `attachment` names where attached text came from (a path, `!cmd`); display only. */
@@ -72,6 +73,10 @@ export const ToolResultBlockSchema = lazySchema(() =>
     images: z.optional(z.array(ImageSchema)),
   }),
 );
+/**
+ * An image the user attached to a prompt (`@shot.png`): base64 `data` with its MIME type;
+ * `attachment` names the file (display only).
+ */
 export const ImageBlockSchema = lazySchema(() =>
   z.object({
     type: z.literal("image"),
@@ -89,6 +94,10 @@ export const OpaqueBlockSchema = lazySchema(() =>
   }),
 );
 
+/**
+ * One content block of a message, discriminated by `type`; stored as is in the session file
+ * (LARIK-REFERENCE §7).
+ */
 export const BlockSchema = lazySchema(() =>
   z.discriminatedUnion("type", [
     TextBlockSchema,
@@ -99,13 +108,23 @@ export const BlockSchema = lazySchema(() =>
     OpaqueBlockSchema,
   ]),
 );
+/** See {@link BlockSchema}. */
 export type Block = z.infer<typeof BlockSchema>;
+/** See {@link TextBlockSchema}. */
 export type TextBlock = z.infer<typeof TextBlockSchema>;
+/** See {@link ThinkingBlockSchema}. */
 export type ThinkingBlock = z.infer<typeof ThinkingBlockSchema>;
+/** See {@link ToolUseBlockSchema}. */
 export type ToolUseBlock = z.infer<typeof ToolUseBlockSchema>;
+/** See {@link ToolResultBlockSchema}. */
 export type ToolResultBlock = z.infer<typeof ToolResultBlockSchema>;
+/** See {@link OpaqueBlockSchema}. */
 export type OpaqueBlock = z.infer<typeof OpaqueBlockSchema>;
 
+/**
+ * One message of the transcript: `user` (prompts, tool results) or `assistant` (the assembled
+ * reply), as held in memory and stored in the session file (LARIK-REFERENCE §7).
+ */
 export const MessageSchema = lazySchema(() =>
   z.object({
     role: z.enum(["user", "assistant"]),
@@ -114,6 +133,7 @@ export const MessageSchema = lazySchema(() =>
     model: z.optional(z.string()),
   }),
 );
+/** See {@link MessageSchema}. */
 export type Message = z.infer<typeof MessageSchema>;
 
 /**
@@ -128,11 +148,13 @@ export const UsageSchema = lazySchema(() =>
     cache_write: z.number(),
   }),
 );
+/** See {@link UsageSchema}; every field counts tokens. */
 export type Usage = z.infer<typeof UsageSchema>;
 
+/** A {@link Usage} of zero tokens, a new object each call. */
 export const emptyUsage = (): Usage => ({ input: 0, output: 0, cache_read: 0, cache_write: 0 });
 
-/** Adds b into a, returning a new object. */
+/** The field-wise sum of two {@link Usage} counts (tokens), as a new object; neither is changed. */
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
     input: a.input + b.input,
@@ -151,6 +173,7 @@ export interface ToolSpec {
 
 /** Reasoning effort requested with `--effort` (LARIK-REFERENCE §1). */
 export type Effort = "low" | "medium" | "high" | "xhigh" | "max";
+/** The accepted `--effort` values, lowest first; what the flag and `/effort` check against. */
 export const EFFORTS: readonly Effort[] = ["low", "medium", "high", "xhigh", "max"];
 
 /** One model request, provider neutral. */
