@@ -555,3 +555,30 @@ describe("docs/server.md curl session", () => {
     expect(readFileSync(join(repo, "test", "sum2.test.js"), "utf8")).toBe("// more\n");
   });
 });
+
+describe("README.md flag table", () => {
+  const help = () => {
+    const { env } = tempHome();
+    return execFileSync(process.execPath, [CLI, "--help"], { cwd: mkdtempSync(join(tmpdir(), "larik-doc-help-")), env: { ...env, PATH: process.env.PATH }, encoding: "utf8" });
+  };
+  /** The flags a `--help` section lists: `-c, --continue` gives both. */
+  const section = (text: string, title: string) => {
+    const start = text.indexOf(`\n${title}\n`);
+    expect(start, `"${title}" in --help`).toBeGreaterThanOrEqual(0);
+    const body = text.slice(start + title.length + 2).split("\n\n")[0]!;
+    return [...body.matchAll(/^\s+(?:(-\w), )?(--[\w-]+)/gm)].flatMap((m) => (m[1] ? [m[1], m[2]!] : [m[2]!]));
+  };
+
+  it("lists exactly the flags --help lists, and names the serve flags", () => {
+    const text = help();
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const start = readme.indexOf("| flag | meaning |");
+    const rows = readme.slice(start).split("\n\n")[0]!.split("\n").slice(2);
+    const documented = rows.flatMap((r) => [...r.split("|")[1]!.matchAll(/`(--?[\w-]+)/g)].map((m) => m[1]!));
+    expect(documented.sort()).toEqual(section(text, "flags:").sort());
+    for (const flag of section(text, "larik serve flags:")) {
+      expect(readme, `README names ${flag}`).toContain(`\`${flag}\``);
+      expect(readFileSync(join(root, "docs", "server.md"), "utf8"), `docs/server.md documents ${flag}`).toMatch(new RegExp(`^\\| \`${flag}[ \`]`, "m"));
+    }
+  });
+});
