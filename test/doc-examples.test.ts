@@ -224,6 +224,7 @@ describe("README.md shell examples", () => {
     const events = readFileSync(join(repo, "events.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
     expect(events.find((e) => e.type === "assistant_message").message.blocks).toEqual([{ type: "text", text: "all tests pass" }]);
+    expect(events.filter((e) => /_delta$/.test(e.type))).toEqual([]); // the flag table: deltas left out
 
     server.push({ text: "It is a README." });
     const piped = await run(find(/^echo .* \| larik -p/));
