@@ -409,9 +409,9 @@ async function personal(json: string) {
 
 describe("settings JSON examples", () => {
   it("docs/providers.md: adjusting built-in providers", async () => {
-    const { cfg } = await personal(block("docs/providers.md", '"stall_timeout": 600').body);
+    const { cfg, env, project } = await personal(block("docs/providers.md", '"stall_timeout": 600').body);
     expect(cfg.notices).toEqual([]);
-    const host = await Host.create({ plugins: preset, settings: cfg.settings, env: { ANTHROPIC_API_KEY: "k" } });
+    const host = await Host.create({ plugins: preset, cwd: project, settings: { ...cfg.settings, sandbox: { enabled: false } }, env: { ...env, ANTHROPIC_API_KEY: "k" } });
     try {
       const anthropic = resolveModel("anthropic/claude-sonnet-4-5", host.providers, host.settings, host.env);
       expect(anthropic.config).toMatchObject({ base_url: "https://my-gateway.example/anthropic", stall_timeout: 600 });
@@ -422,9 +422,9 @@ describe("settings JSON examples", () => {
   });
 
   it("docs/providers.md: custom providers, usable as the specs the text names", async () => {
-    const { cfg } = await personal(block("docs/providers.md", '"my-vllm"').body);
+    const { cfg, env, project } = await personal(block("docs/providers.md", '"my-vllm"').body);
     expect(cfg.notices).toEqual([]);
-    const host = await Host.create({ plugins: preset, settings: cfg.settings, env: { MY_VLLM_KEY: "v", CORP_KEY: "c" } });
+    const host = await Host.create({ plugins: preset, cwd: project, settings: { ...cfg.settings, sandbox: { enabled: false } }, env: { ...env, MY_VLLM_KEY: "v", CORP_KEY: "c" } });
     try {
       const vllm = resolveModel("my-vllm/qwen/qwen3-coder", host.providers, host.settings, host.env);
       expect(vllm).toMatchObject({ provider: "my-vllm", model: "qwen/qwen3-coder" });
@@ -439,12 +439,12 @@ describe("settings JSON examples", () => {
   });
 
   it("docs/providers.md: roles and fallbacks", async () => {
-    const { cfg } = await personal(block("docs/providers.md", '"fallbacks"').body);
+    const { cfg, env, project } = await personal(block("docs/providers.md", '"fallbacks"').body);
     expect(cfg.notices).toEqual([]);
     // looked up by the name written (a role), then by the resolved provider/model
     expect(fallbackSpecs(cfg.settings, "smart", "anthropic/claude-opus-5")).toEqual(["openai/gpt-5.5", "gemini/gemini-2.5-pro"]);
     expect(fallbackSpecs(cfg.settings, "claude-sonnet-5", "anthropic/claude-sonnet-5")).toEqual(["openrouter/anthropic/claude-sonnet-5"]);
-    const host = await Host.create({ plugins: preset, settings: cfg.settings, env: { ANTHROPIC_API_KEY: "k" } });
+    const host = await Host.create({ plugins: preset, cwd: project, settings: { ...cfg.settings, sandbox: { enabled: false } }, env: { ...env, ANTHROPIC_API_KEY: "k" } });
     try {
       expect(resolveModel("smart", host.providers, host.settings, host.env)).toMatchObject({ provider: "anthropic", model: "claude-opus-5" });
     } finally {
