@@ -55,7 +55,11 @@ export function isFallbackError(err: unknown): err is ProviderError {
   return err instanceof ProviderError && SWITCH_ON.has(err.kind);
 }
 
-/** How long a candidate that failed with `err` is skipped (ms): at least the server's wait. */
+/**
+ * How long a candidate that failed with `err` is skipped, in ms (§10 "Fallbacks"): 1 min after a
+ * rate limit, overload, server or connection error, 10 min after others; never less than the
+ * server's requested wait (`retry_after_ms`).
+ */
 export function cooldownFor(err: ProviderError): number {
   const base = SHORT.has(err.kind) ? SHORT_COOLDOWN_MS : LONG_COOLDOWN_MS;
   return Math.max(base, err.retry_after_ms ?? 0);

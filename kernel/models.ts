@@ -116,7 +116,11 @@ export function knownProviders(providers: Registry<ProviderFactory>, settings: S
   return [...new Set([...providers.list().map((p) => p.name), ...Object.keys(settings.providers ?? {})])].sort();
 }
 
-/** The spec used when none is given: `settings.model`, else the first provider with a key. */
+/**
+ * The spec used when none is given (LARIK-REFERENCE §1): `settings.model`, else the first key
+ * found in the order Anthropic → OpenAI → Gemini (`anthropic/claude-opus-5`, `openai/gpt-5.5`,
+ * `gemini/gemini-3.8-flash`); undefined when there is none.
+ */
 export function defaultSpec(settings: Settings, env: NodeJS.ProcessEnv): string | undefined {
   if (typeof settings.model === "string" && settings.model) return settings.model;
   for (const [provider, key, model] of DEFAULTS) if (env[key]) return `${provider}/${model}`;
@@ -124,8 +128,12 @@ export function defaultSpec(settings: Settings, env: NodeJS.ProcessEnv): string 
 }
 
 /**
- * Resolves a spec to a provider factory and its config (key, base URL).
- * @throws ConfigError for an unknown provider, a missing key (naming the variable) or no model.
+ * Resolves a spec (empty: {@link defaultSpec}) to a provider factory and its config, as §10
+ * describes: the key from `providers.<name>.api_key`, else its `api_key_env`, else the factory's
+ * variables; the base URL from `providers.<name>.base_url`, else the factory's variable
+ * (`OPENAI_BASE_URL`), else its default.
+ * @throws ConfigError for no model configured, an unknown or unavailable provider, a missing key
+ *   (naming the variable), or a base URL that is not http(s).
  */
 export function resolveModel(
   spec: string | undefined,

@@ -183,7 +183,10 @@ export interface Replayed {
   lastContextTokens: number;
 }
 
-/** Rebuilds context and display history from entries (resume reads exactly what was sent). */
+/**
+ * Rebuilds context and display history from entries (§7: resume reads exactly what was sent;
+ * a compaction entry replaces what came before it, `/clear` empties it).
+ */
 export function replay(entries: readonly SessionEntry[]): Replayed {
   let messages: Message[] = [];
   const all: Message[] = [];
@@ -237,7 +240,8 @@ export function pushMerged(list: Message[], m: Message): void {
 
 /**
  * Makes every tool_use answered: a missing tool_result gets an ordered synthetic error in the
- * next user message, and stray results without a tool_use are dropped (invariant 3). Applied
+ * next user message, and stray results without a tool_use are dropped (invariant 3;
+ * LARIK-REFERENCE §2). Applied
  * before any provider serializes a request, so no 400 comes back for a broken history.
  */
 export function repairToolResults(messages: readonly Message[]): Message[] {
