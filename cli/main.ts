@@ -113,7 +113,9 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
   if (args.values.version) return printAll(versionText(host.pluginDescriptions));
   if (args.values.sessions) {
     if (args.positionals.length) throw new ConfigError(`--sessions takes no prompt (got "${args.positionals.join(" ")}"): run larik --sessions alone`);
-    return listSessions(host);
+    const output = args.values.output;
+    if (output !== undefined && output !== "text" && output !== "json") throw new ConfigError(`--output must be text or json (got "${output}")`);
+    return listSessions(host, output === "json");
   }
   const frontend = sub ?? pickFrontend(frontends, args);
   // without a terminal, the run that was meant is still the interactive one, or a forgotten -p
@@ -177,10 +179,20 @@ function pickFrontend(frontends: Frontend[], args: CliArgs): Frontend | undefine
 }
 
 
-async function listSessions(host: Host): Promise<number> {
+/**
+ * `larik --sessions`: this folder's sessions, newest first, one `sessionLine` each; with
+ * `--output json`, one object per line instead (`{"id","updated","title","fork_of"?}`, `updated`
+ * an ISO 8601 UTC time), and nothing when there are none, for scripts (`| head -1 | jq -r .id`).
+ */
+async function listSessions(host: Host, json: boolean): Promise<number> {
   const store = host.sessionStore;
   if (!store) throw new ConfigError("no session store plugin is loaded");
   const list = await store.list(host.cwd);
+  if (json) {
+    return printAll(
+      ...list.map((s) => `${JSON.stringify({ id: s.id, updated: new Date(s.updated).toISOString(), title: s.title, ...(s.fork_of ? { fork_of: s.fork_of } : {}) })}\n`),
+    );
+  }
   if (!list.length) {
     // sessions belong to the folder they ran in, as -c says too
     const atRoot = host.projectRoot !== host.cwd && (await store.list(host.projectRoot)).length > 0;

@@ -17,7 +17,7 @@ export const COMMON_OPTIONS: Record<string, CliOption> = {
   continue: { type: "boolean", short: "c", description: "continue the newest session in this directory" },
   resume: { type: "string", description: "resume a session by id or unique id prefix", value: "<id>" },
   fork: { type: "boolean", description: "with -c or --resume: branch into a new session instead of appending" },
-  sessions: { type: "boolean", description: "list the sessions of this directory and exit" },
+  sessions: { type: "boolean", description: "list the sessions of this directory and exit (--output json: one object per line)" },
   version: { type: "boolean", short: "v", description: "print the version and the loaded plugins" },
   help: { type: "boolean", short: "h", description: "show this help" },
 };

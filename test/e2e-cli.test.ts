@@ -143,6 +143,15 @@ describe("larik -p end to end", () => {
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatch(row("⑂ "));
     expect(rows[1]).toMatch(row(""));
+    // for scripts: one object per line, the same order
+    const json = await runCli(["--sessions", "--output", "json"], { cwd: repo, env });
+    expect(json.code).toBe(0);
+    const objs = json.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(objs.map((o) => o.id)).toEqual(rows.map((r) => r.slice(0, 22)));
+    expect(objs[0]).toEqual({ id: objs[0].id, updated: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), title: "the test in test/sum.test.js fails; fix it", fork_of: objs[1].id });
+    expect(objs[1].fork_of).toBeUndefined();
+    const bad = await runCli(["--sessions", "--output", "yaml"], { cwd: repo, env });
+    expect([bad.code, bad.stderr]).toEqual([2, 'larik: --output must be text or json (got "yaml")\n']);
     // from a subfolder, which has none of its own, the list points at the project root's
     const sub = await runCli(["--sessions"], { cwd: join(repo, "test"), env });
     expect(sub.stdout).toBe(`no sessions in ${realpathSync(join(repo, "test"))} (the project root ${realpathSync(repo)} has some: run larik --sessions there)\n`);
