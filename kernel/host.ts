@@ -256,8 +256,3 @@ function describeValue(v: unknown): string {
   if (typeof o.name === "string") return `an object named "${o.name}" without a setup function`;
   return typeof o.setup === "function" ? "an object with setup but no string name" : "an object without name and setup";
 }
-
-/** Builds a host from a list of plugins (a preset) with no front end. */
-export function createHostFromPlugins(opts: HostOptions): Promise<Host> {
-  return Host.create(opts);
-}

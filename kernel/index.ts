@@ -25,7 +25,7 @@ export * from "./pipe-writer.js";
 export * from "./nearest-name.js";
 export { Channel } from "./channel.js";
 export { Agent, errorText, type AgentOptions, type CompactResult } from "./agent.js";
-export { Host, createHostFromPlugins, type HostOptions } from "./host.js";
+export { Host, type HostOptions } from "./host.js";
 export * from "./http.js";
 export * from "./cli-args.js";
 export * from "./compaction.js";

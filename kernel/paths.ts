@@ -5,7 +5,7 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
-import { existsSync, realpathSync, statSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
@@ -89,15 +89,6 @@ export function dirsFromRoot(cwd: string): string[] {
     dir = up;
   }
   return out;
-}
-
-/** True when `p` exists and is a directory. */
-export function isDir(p: string): boolean {
-  try {
-    return statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 /** True when `p` is the directory `root` or below it (both absolute; no symlinks resolved). */

@@ -60,11 +60,9 @@ export function sessionMetaProblem(meta: unknown): string | undefined {
  * `usage` (spend outside the transcript), `recovery` (a torn line found on reopening); `decision`
  * and `task` are reserved.
  */
-export const EntryTypeSchema = lazySchema(() =>
+const EntryTypeSchema = lazySchema(() =>
   z.enum(["meta", "message", "compaction", "usage", "decision", "recovery", "task"]),
 );
-/** See {@link EntryTypeSchema}. */
-export type EntryType = z.infer<typeof EntryTypeSchema>;
 
 /** One line of a session file. `id` is `<session>-<seq>`, `parent_id` the previous entry's id. */
 export const SessionEntrySchema = lazySchema(() =>

@@ -200,8 +200,6 @@ export function settingsSchema(): ReturnType<typeof buildSettingsSchema> {
   return (built ??= buildSettingsSchema());
 }
 
-export type SettingsInput = z.input<ReturnType<typeof settingsSchema>>;
-
 /** A validation problem, already phrased for the user: `"<dotted key>": expected …, got <value>`. */
 export interface SettingsIssue {
   /** Key path, e.g. `["providers", "local", "base_url"]`. */
