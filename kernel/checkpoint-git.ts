@@ -118,7 +118,7 @@ async function status(top: string): Promise<Map<string, string>> {
 }
 
 /** The repository top of `cwd`, or undefined when `cwd` is not inside a work tree. */
-export async function repoTop(cwd: string): Promise<string | undefined> {
+async function repoTop(cwd: string): Promise<string | undefined> {
   try {
     const top = (await git(cwd, ["rev-parse", "--show-toplevel"])).toString("utf8").trim();
     return top || undefined;

@@ -52,7 +52,7 @@ function moduleLike(name: string): boolean {
  * each as its kind (`none` when absent). A folder that cannot be read lists as empty. Plain
  * folders are left out: a new one cannot take the place of a file an import found.
  */
-export async function listModuleEntries(dir: string, watch: Iterable<string> = []): Promise<Record<string, string>> {
+async function listModuleEntries(dir: string, watch: Iterable<string> = []): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const name of watch) out[name] = "none";
   const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);

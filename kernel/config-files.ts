@@ -17,7 +17,7 @@ import type { LarikConfig, PluginSpec } from "./config.js";
 import { canonicalDir, configDir, gitRoot } from "./paths.js";
 
 /** File names looked for, first found wins in each directory. */
-export const CONFIG_FILE_NAMES = ["larik.config.ts", "larik.config.mts", "larik.config.js", "larik.config.mjs"] as const;
+const CONFIG_FILE_NAMES = ["larik.config.ts", "larik.config.mts", "larik.config.js", "larik.config.mjs"] as const;
 
 /** The personal config file (`~/.config/larik/larik.config.ts`), whether or not it exists. */
 export function personalConfigFile(env: NodeJS.ProcessEnv = process.env): string {

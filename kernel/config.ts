@@ -231,7 +231,7 @@ function errorPosition(text: string, message: string): number | undefined {
 }
 
 /** Parses settings JSON text; "" or whitespace means no settings (§26 "Empty files = no settings"). */
-export function parseSettingsJson(text: string, label: string): ReadResult {
+function parseSettingsJson(text: string, label: string): ReadResult {
   if (!text.trim()) return { kind: "missing" };
   let data: unknown;
   try {

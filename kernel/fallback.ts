@@ -51,7 +51,7 @@ const SWITCH_ON: ReadonlySet<ProviderErrorKind> = new Set(["auth", "quota", "not
 const SHORT: ReadonlySet<ProviderErrorKind> = new Set(["rate_limit", "server", "overloaded", "network", "truncated"]);
 
 /** Whether an error lets a fallback take over (only meaningful before any output). */
-export function isFallbackError(err: unknown): err is ProviderError {
+function isFallbackError(err: unknown): err is ProviderError {
   return err instanceof ProviderError && SWITCH_ON.has(err.kind);
 }
 

@@ -122,7 +122,7 @@ export function nodeFetch(url: string, init: NodeFetchInit = {}): Promise<Respon
 const PROXY_VARS = ["HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"];
 
 /** True when `env` names an HTTP(S) proxy (HTTPS_PROXY, HTTP_PROXY, either case). */
-export function proxyConfigured(env: NodeJS.ProcessEnv): boolean {
+function proxyConfigured(env: NodeJS.ProcessEnv): boolean {
   return PROXY_VARS.some((v) => !!env[v]);
 }
 
@@ -132,7 +132,7 @@ export function proxyConfigured(env: NodeJS.ProcessEnv): boolean {
  * asked (its own is another one), so a local model server (llama.cpp, Ollama, LM Studio) is
  * always asked directly, whatever NO_PROXY says; Go's `ProxyFromEnvironment` does the same.
  */
-export function isLoopbackHost(hostname: string): boolean {
+function isLoopbackHost(hostname: string): boolean {
   const h = hostname.toLowerCase().replace(/\.$/, "");
   return h === "localhost" || h.endsWith(".localhost") || h === "[::1]" || /^127(\.\d{1,3}){3}$/.test(h);
 }

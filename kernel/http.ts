@@ -21,7 +21,7 @@ import { ProviderError, type ProviderErrorKind, type StreamEvent } from "./types
  * Messages that mean "the prompt does not fit the model's context window", across providers
  * (WIRE-FORMATS §0.4). Matched case-insensitively against the error message and code.
  */
-export const CONTEXT_OVERFLOW_PATTERNS: readonly RegExp[] = [
+const CONTEXT_OVERFLOW_PATTERNS: readonly RegExp[] = [
   /prompt is too long/i,
   /context_length_exceeded/i,
   /exceeds the context window/i,
@@ -78,7 +78,7 @@ export interface HttpErrorInfo {
 }
 
 /** The parsed parts of a provider error body, whatever its envelope. */
-export interface ErrorBody {
+interface ErrorBody {
   message?: string;
   /** `error.type` (Anthropic/OpenAI) or `error.status` (Gemini). */
   type?: string;
@@ -95,7 +95,7 @@ export interface ErrorBody {
  * `{error:{code,message,status,details}}` (Gemini, possibly wrapped in an array) and
  * `{error:"text"}` (Ollama). Returns `{}` for anything else.
  */
-export function parseErrorBody(body: unknown): ErrorBody {
+function parseErrorBody(body: unknown): ErrorBody {
   if (Array.isArray(body)) body = body[0];
   if (!body || typeof body !== "object") return {};
   const b = body as Record<string, unknown>;
@@ -267,7 +267,7 @@ export function streamError(provider: string, payload: unknown): ProviderError {
  * through one (then the fix hint is the proxy's, not `hint`). A bad proxy variable (see
  * kernel/http-node.ts) is the variable's own line, not retryable.
  */
-export function networkError(provider: string, url: string, err: unknown, hint?: string): ProviderError {
+function networkError(provider: string, url: string, err: unknown, hint?: string): ProviderError {
   const cause = (err as { cause?: unknown })?.cause as { code?: string; message?: string; proxy?: string; badProxy?: boolean } | undefined;
   const detail = oneLine(cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err)), 200);
   // a proxy variable that is not a URL: no retry mends it, and the base URL is not to blame
@@ -368,7 +368,7 @@ export function providerRequest(
 }
 
 /** Resolves after `ms` ms, or rejects with the abort reason. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(abortReason(signal));
     const onAbort = () => {
@@ -1121,7 +1121,7 @@ export function mintToolCallId(prefix = "call_larik_"): string {
 }
 
 /** The notice shown once per response when a call was recovered from text (LARIK-REFERENCE §2). */
-export function salvageNotice(provider: string): string {
+function salvageNotice(provider: string): string {
   return `${provider} sent a tool call as <tool_call> text instead of a real call; it was recovered. Fix the server's tool-call parsing (llama.cpp: --jinja; vLLM: --enable-auto-tool-choice --tool-call-parser <parser>).`;
 }
 

@@ -84,12 +84,7 @@ function findFactoryForCustom(
  * lists it, else by its prefix (`claude-`, `gemini-`, `gpt-`/`o<n>`/`codex`).
  * @throws ConfigError for an unknown provider, or a bare id no provider claims.
  */
-export function parseSpec(
-  spec: string,
-  providers: Registry<ProviderFactory>,
-  settings: Settings,
-  env: NodeJS.ProcessEnv,
-): { provider: string; model: string } {
+function parseSpec(spec: string, providers: Registry<ProviderFactory>, settings: Settings): { provider: string; model: string } {
   const roles = (settings.roles ?? {}) as Record<string, string>;
   if (roles[spec] && roles[spec] !== spec) spec = roles[spec]!;
   const slash = spec.indexOf("/");
@@ -105,14 +100,13 @@ export function parseSpec(
   if (/^claude-/.test(spec)) return { provider: "anthropic", model: spec };
   if (/^gemini-/.test(spec)) return { provider: "gemini", model: spec };
   if (/^(gpt-|o\d)|codex/.test(spec)) return { provider: "openai", model: spec };
-  void env;
   throw new ConfigError(
     `cannot tell which provider serves model "${spec}": write it as provider/model (providers: ${knownProviders(providers, settings).join(", ")})`,
   );
 }
 
 /** Names usable as a spec head. */
-export function knownProviders(providers: Registry<ProviderFactory>, settings: Settings): string[] {
+function knownProviders(providers: Registry<ProviderFactory>, settings: Settings): string[] {
   return [...new Set([...providers.list().map((p) => p.name), ...Object.keys(settings.providers ?? {})])].sort();
 }
 
@@ -148,7 +142,7 @@ export function resolveModel(
       `no model configured: pass --model provider/model, set "model" in ${file}, or export ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY`,
     );
   }
-  const { provider, model } = parseSpec(s, providers, settings, env);
+  const { provider, model } = parseSpec(s, providers, settings);
   const ps = providerSettings(settings, provider) ?? {};
   const factory = providers.get(provider) ?? findFactoryForCustom(providers, settings, provider);
   if (!factory) {

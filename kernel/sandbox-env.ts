@@ -7,7 +7,7 @@
  */
 
 /** Variables that hold secrets without matching a suffix rule (§30, Larik's own tokens). */
-export const KNOWN_SECRET_VARS = [
+const KNOWN_SECRET_VARS = [
   "ANTHROPIC_API_KEY",
   "ANTHROPIC_AUTH_TOKEN",
   "OPENAI_API_KEY",
@@ -44,7 +44,7 @@ export function configuredKeyVars(settings: Record<string, unknown>): string[] {
 }
 
 /** True when `name` is a credential variable under the rules above (before passthrough). */
-export function isSecretVar(name: string, extra: ReadonlySet<string> = new Set()): boolean {
+function isSecretVar(name: string, extra: ReadonlySet<string> = new Set()): boolean {
   return SECRET_SUFFIX.test(name) || KNOWN_SECRET_VARS.includes(name) || extra.has(name);
 }
 

@@ -13,7 +13,7 @@ import { pidAlive } from "./pid.js";
 import type { Sandbox, SandboxedCommand } from "./registries.js";
 
 /** How long a successful probe stays trusted (ms). Failures are never cached. */
-export const PROBE_CACHE_MS = 24 * 60 * 60 * 1000;
+const PROBE_CACHE_MS = 24 * 60 * 60 * 1000;
 
 type ProbeCache = Record<string, { key: string; at: number }>;
 
@@ -49,7 +49,7 @@ export interface SandboxSelection {
 }
 
 /** How long one probe may take before it counts as failed (ms). */
-export const PROBE_TIMEOUT_MS = 15_000;
+const PROBE_TIMEOUT_MS = 15_000;
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

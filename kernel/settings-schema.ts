@@ -208,7 +208,7 @@ export interface SettingsIssue {
 }
 
 /** Shows a value briefly for an error message (`"ten"`, `12`, `[…]`). */
-export function showValue(value: unknown): string {
+function showValue(value: unknown): string {
   if (value === undefined) return "nothing";
   if (Array.isArray(value)) return "a list";
   if (value !== null && typeof value === "object") return "an object";
@@ -226,7 +226,7 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 /** Formats a key path as dotted text: `providers.local.base_url`, `permissions.allow[2]`. */
-export function keyPath(path: readonly (string | number | symbol)[]): string {
+function keyPath(path: readonly (string | number | symbol)[]): string {
   let out = "";
   for (const k of path) out += typeof k === "number" ? `[${k}]` : out ? `.${String(k)}` : String(k);
   return out;

@@ -181,7 +181,7 @@ export function invalidArguments(tool: string, error: z.core.$ZodError): string 
  * Drops `null` values of optional top-level arguments: many models send `null` for an unused
  * argument, which LARIK-REFERENCE §3 says is tolerated.
  */
-export function dropNulls(input: unknown): unknown {
+function dropNulls(input: unknown): unknown {
   if (!input || typeof input !== "object" || Array.isArray(input)) return input;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(input)) if (v !== null) out[k] = v;
