@@ -19,11 +19,6 @@ import { canonicalDir, configDir, gitRoot } from "./paths.js";
 /** File names looked for, first found wins in each directory. */
 const CONFIG_FILE_NAMES = ["larik.config.ts", "larik.config.mts", "larik.config.js", "larik.config.mjs"] as const;
 
-/** The personal config file (`~/.config/larik/larik.config.ts`), whether or not it exists. */
-export function personalConfigFile(env: NodeJS.ProcessEnv = process.env): string {
-  return join(configDir(env), CONFIG_FILE_NAMES[0]);
-}
-
 async function firstExisting(dir: string): Promise<string | undefined> {
   for (const name of CONFIG_FILE_NAMES) {
     const p = join(dir, name);

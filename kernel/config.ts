@@ -21,9 +21,6 @@ import { type ConfigSource, evaluateConfig, findPersonalConfig, findProjectConfi
 import { type ConfigApproval, dirsChangedSinceApproval, filesChangedSinceApproval, traceProjectConfig } from "./config-approval.js";
 import { oneLine } from "./one-line.js";
 
-export { settingsSchema } from "./settings-schema.js";
-export { findPersonalConfig, findProjectConfig, hashConfigContent, personalConfigFile } from "./config-files.js";
-export type { ConfigApproval } from "./config-approval.js";
 
 /** `hooks` in Claude Code format (§14): event name → matcher groups (checked by the schema). */
 export type HooksSettings = Record<

@@ -12,6 +12,9 @@ export * from "./plugin.js";
 export * from "./session.js";
 export * from "./permission.js";
 export * from "./config.js";
+// internal modules' part of the public API (docs/config.md, "API for front ends")
+export { findPersonalConfig, findProjectConfig, hashConfigContent } from "./config-files.js";
+export type { ConfigApproval } from "./config-approval.js";
 export * from "./models.js";
 export * from "./fallback.js";
 export * from "./checkpoint.js";

@@ -23,8 +23,6 @@ import { cdTarget, collapseBlanks, denyCandidates, isSafeListed, leadsAnotherCom
 import { isInside } from "./paths.js";
 import type { ToolKind } from "./tools.js";
 
-export { splitBashCommand, isSafeListed, type BashSplit } from "./bash-split.js";
-
 /** Permission modes (§4); `auto` asks a model before prompting, which the agent does. */
 export type PermissionMode = "default" | "accept-edits" | "plan" | "auto" | "yolo";
 /** The accepted modes, in the order `--mode`, `/mode` and errors list them. */

@@ -5,7 +5,6 @@
 import type { Provider } from "./types.js";
 import type { Host } from "./host.js";
 import type { Agent } from "./agent.js";
-import type { SessionStore } from "./session.js";
 import { nearestName } from "./nearest-name.js";
 
 /** A model's catalog entry. Prices in USD per million tokens; windows in tokens. */
@@ -191,8 +190,6 @@ export interface Skill {
   modelInvocable?: boolean;
   body(): Promise<string>;
 }
-
-export type { SessionStore };
 
 /**
  * What to check when a provider's endpoint cannot be reached, for `PostJsonOptions.hint`:

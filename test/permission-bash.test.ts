@@ -7,7 +7,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { PermissionChecker, splitBashCommand, type PermissionMode } from "../kernel/permission.js";
+import { splitBashCommand } from "../kernel/bash-split.js";
+import { PermissionChecker, type PermissionMode } from "../kernel/permission.js";
 
 const root = mkdtempSync(join(tmpdir(), "larik-perm-bash-"));
 mkdirSync(join(root, "sub"), { recursive: true });

@@ -7,7 +7,8 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
-import { PermissionChecker, isSafeListed, unmatchableRules, type PermissionCall } from "../kernel/permission.js";
+import { isSafeListed } from "../kernel/bash-split.js";
+import { PermissionChecker, unmatchableRules, type PermissionCall } from "../kernel/permission.js";
 
 const doc = readFileSync(join(import.meta.dirname, "..", "docs", "permissions.md"), "utf8");
 const root = realpathSync(mkdtempSync(join(tmpdir(), "larik-perm-docs-")));
