@@ -32,20 +32,16 @@ export class Registry<T extends Named> {
 
   /** The newest value registered under `name`. */
   get(name: string): T | undefined {
-    for (let i = this.#entries.length - 1; i >= 0; i--) {
-      const e = this.#entries[i]!;
-      if (e.value.name === name) return e.value;
-    }
-    return undefined;
+    return this.#newest(name)?.value;
   }
 
   /** The plugin that registered the value now in force under `name`. */
   ownerOf(name: string): string | undefined {
-    for (let i = this.#entries.length - 1; i >= 0; i--) {
-      const e = this.#entries[i]!;
-      if (e.value.name === name) return e.owner;
-    }
-    return undefined;
+    return this.#newest(name)?.owner;
+  }
+
+  #newest(name: string): { value: T; owner: string } | undefined {
+    return this.#entries.findLast((e) => e.value.name === name);
   }
 
   /** Every name's value in force, in registration order of first appearance. */

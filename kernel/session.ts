@@ -10,7 +10,7 @@ import { localMinute } from "./time.js";
 
 // Each schema is a lazySchema: built at its first use, not at import, which keeps zod and
 // these ~100 zod objects off the start-up path (bench/startup.mjs).
-import { MessageSchema, UsageSchema, type Message, type Usage } from "./types.js";
+import { addUsage, emptyUsage, MessageSchema, UsageSchema, type Message, type Usage } from "./types.js";
 
 /**
  * The first entry of every session (LARIK-REFERENCE §7): the folder it belongs to, the model it
@@ -212,13 +212,8 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
     if (e.type === "message" && e.usage) lastContextTokens = e.usage.input + e.usage.cache_read + e.usage.cache_write;
     if ((e.type === "message" || e.type === "usage") && e.usage) {
       const model = e.model ?? e.message?.model ?? "unknown";
-      const cur = usageByModel.get(model) ?? { usage: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, requests: 0 };
-      cur.usage = {
-        input: cur.usage.input + e.usage.input,
-        output: cur.usage.output + e.usage.output,
-        cache_read: cur.usage.cache_read + e.usage.cache_read,
-        cache_write: cur.usage.cache_write + e.usage.cache_write,
-      };
+      const cur = usageByModel.get(model) ?? { usage: emptyUsage(), requests: 0 };
+      cur.usage = addUsage(cur.usage, e.usage);
       cur.requests++;
       usageByModel.set(model, cur);
     }
