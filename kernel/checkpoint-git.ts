@@ -128,7 +128,7 @@ async function repoTop(cwd: string): Promise<string | undefined> {
 }
 
 /** Reads a regular file without following a symlink at its last component. */
-async function readNoFollow(abs: string): Promise<Buffer> {
+export async function readNoFollow(abs: string): Promise<Buffer> {
   const fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     return await fh.readFile();
@@ -137,7 +137,8 @@ async function readNoFollow(abs: string): Promise<Buffer> {
   }
 }
 
-async function lstatOrUndefined(abs: string): Promise<Stats | undefined> {
+/** `lstat` of `abs`, or undefined when nothing is there (ENOENT, ENOTDIR). @throws other fs errors. */
+export async function lstatOrUndefined(abs: string): Promise<Stats | undefined> {
   try {
     return await lstat(abs);
   } catch (err) {

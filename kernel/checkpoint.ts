@@ -11,14 +11,15 @@
  * ```
  */
 import { randomBytes } from "node:crypto";
-import { constants, existsSync, mkdirSync, readdirSync, statSync, writeFileSync, type Stats } from "node:fs";
-import { chmod, lstat, mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmod, lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
 import { lazySchema } from "./lazy-schema.js";
-import { gitAfter, gitBefore, type FileState } from "./checkpoint-git.js";
+import { gitAfter, gitBefore, lstatOrUndefined, readNoFollow, type FileState } from "./checkpoint-git.js";
 import { protectedPathReason } from "./permission.js";
-import { canonicalDir } from "./paths.js";
+import { canonicalDir, toPosix } from "./paths.js";
+import { writeAtomic } from "./write-atomic.js";
 
 /**
  * The checkpoint interface behind `/undo` (LARIK-REFERENCE §8). A turn begins a unit; the first
@@ -119,10 +120,6 @@ export interface CheckpointStoreOptions {
 
 const SAFE_SEGMENT = /^[\w.-]+$/;
 
-function toPosix(p: string): string {
-  return sep === "/" ? p : p.split(sep).join("/");
-}
-
 /** `p` relative to `root` (`/`-separated), or undefined when outside it or the root itself. */
 function inside(root: string, p: string): string | undefined {
   const rel = relative(root, p);
@@ -130,30 +127,8 @@ function inside(root: string, p: string): string | undefined {
   return toPosix(rel);
 }
 
-async function lstatOrUndefined(p: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(p);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    throw err;
-  }
-}
-
 function errText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/** Writes `data` to `file` through a temporary name and a rename, so readers see old or new. */
-async function writeAtomic(file: string, data: string | Buffer): Promise<void> {
-  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-  try {
-    await writeFile(tmp, data, { mode: 0o600, flag: "wx" });
-    await rename(tmp, file);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
 }
 
 const prunedDirs = new Set<string>();
@@ -287,14 +262,7 @@ class FileCheckpointStore implements CheckpointStore {
         }
         if (st.isSymbolicLink()) throw new Error("it is a symlink");
         if (!st.isFile()) throw new Error(st.isDirectory() ? "it is a directory" : "it is not a regular file");
-        const fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-        let bytes: Buffer;
-        try {
-          bytes = await fh.readFile();
-        } finally {
-          await fh.close();
-        }
-        await this.#record(rel, { kind: "file", bytes, mode: st.mode & 0o7777 });
+        await this.#record(rel, { kind: "file", bytes: await readNoFollow(file), mode: st.mode & 0o7777 });
       } catch (err) {
         throw new Error(`could not save ${rel} for /undo: ${errText(err)}`);
       }

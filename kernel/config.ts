@@ -9,9 +9,8 @@
  * Shared files sit in the git root and, when different, in `cwd` (cwd after root).
  */
 import { nearestName } from "./nearest-name.js";
-import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { chmod, mkdir, open, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { chmod, mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import type { Plugin } from "./plugin.js";
 import { ConfigError } from "./models.js";
@@ -20,6 +19,7 @@ import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } 
 import { type ConfigSource, evaluateConfig, findPersonalConfig, findProjectConfig, readConfigSource, resolvePluginSpecs } from "./config-files.js";
 import { type ConfigApproval, dirsChangedSinceApproval, filesChangedSinceApproval, traceProjectConfig } from "./config-approval.js";
 import { oneLine } from "./one-line.js";
+import { writeAtomic } from "./write-atomic.js";
 
 
 /** `hooks` in Claude Code format (§14): event name → matcher groups (checked by the schema). */
@@ -817,18 +817,6 @@ async function withFileLock<T>(file: string, label: string, fn: () => Promise<T>
     return await fn();
   } finally {
     await unlink(lock).catch(() => {});
-  }
-}
-
-/** Writes `text` to `file` atomically (temp file in the same directory, then rename), mode 0600. */
-async function writeAtomic(file: string, text: string): Promise<void> {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  try {
-    await writeFile(tmp, text, { mode: 0o600, flag: "wx" });
-    await rename(tmp, file);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
   }
 }
 

@@ -91,6 +91,11 @@ export function dirsFromRoot(cwd: string): string[] {
   return out;
 }
 
+/** `p` with `/` between its components, as rules, manifests and messages write paths. */
+export function toPosix(p: string): string {
+  return sep === "/" ? p : p.split(sep).join("/");
+}
+
 /** True when `p` is the directory `root` or below it (both absolute; no symlinks resolved). */
 export function isInside(root: string, p: string): boolean {
   const rel = relative(root, p);

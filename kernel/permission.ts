@@ -20,7 +20,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import picomatch from "picomatch";
 import { cdTarget, collapseBlanks, denyCandidates, isSafeListed, leadsAnotherCommand, splitBashCommand, stripBenignRedirections } from "./bash-split.js";
-import { isInside } from "./paths.js";
+import { isInside, toPosix } from "./paths.js";
 import type { ToolKind } from "./tools.js";
 
 /** Permission modes (§4); `auto` asks a model before prompting, which the agent does. */
@@ -168,10 +168,6 @@ function webHost(call: PermissionCall): string | undefined {
 
 function expandHome(p: string): string {
   return p === "~" || p.startsWith("~/") ? join(homedir(), p.slice(1)) : p;
-}
-
-function toPosix(p: string): string {
-  return sep === "/" ? p : p.split(sep).join("/");
 }
 
 /** True when `p` is `root` or below it (both absolute and normalized). */
