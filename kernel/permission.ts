@@ -154,10 +154,8 @@ function normHost(h: string): string {
   return host.replace(/\.+$/, "");
 }
 
-/** The host a web call reaches, from `domain:host` or an `http(s)` URL; undefined if neither. */
-function webHost(call: PermissionCall): string | undefined {
-  const s = call.subject ?? (typeof field(call.input, "url") === "string" ? (field(call.input, "url") as string) : undefined);
-  if (s === undefined) return undefined;
+/** The host a web subject names, from `domain:host` or a URL; undefined if neither. */
+function subjectHost(s: string): string | undefined {
   if (s.startsWith("domain:")) return normHost(s.slice(7)) || undefined;
   try {
     return normHost(new URL(s).hostname) || undefined;
@@ -166,11 +164,17 @@ function webHost(call: PermissionCall): string | undefined {
   }
 }
 
+/** The host a web call reaches: its subject's, else its `url` input's. */
+function webHost(call: PermissionCall): string | undefined {
+  const s = call.subject ?? (typeof field(call.input, "url") === "string" ? (field(call.input, "url") as string) : undefined);
+  return s === undefined ? undefined : subjectHost(s);
+}
+
 function expandHome(p: string): string {
   return p === "~" || p.startsWith("~/") ? join(homedir(), p.slice(1)) : p;
 }
 
-/** True when `p` is `root` or below it (both absolute and normalized). */
+/** The realpath of `p`, or `p` itself when it cannot be resolved. */
 function canonical(p: string): string {
   try {
     return realpathSync(p);
@@ -560,16 +564,7 @@ export function suggestRule(tool: string, subject?: string): string | undefined 
     return rules.size === 1 ? [...rules][0] : undefined;
   }
   if (DOMAIN_TOOLS.has(tool)) {
-    if (subject === undefined) return undefined;
-    let host: string | undefined;
-    if (subject.startsWith("domain:")) host = normHost(subject.slice(7));
-    else {
-      try {
-        host = normHost(new URL(subject).hostname);
-      } catch {
-        host = undefined;
-      }
-    }
+    const host = subject === undefined ? undefined : subjectHost(subject);
     return host && /^[\w.\-[\]:]+$/.test(host) ? `${tool}(domain:${host})` : undefined;
   }
   return tool;
