@@ -30,6 +30,7 @@ import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, ty
 import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
 import { nearestName } from "./nearest-name.js";
+import { errorText } from "./one-line.js";
 import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, type CheckpointStore } from "./checkpoint.js";
 import { capOutput, toSafeText } from "./output.js";
 import { buildSystemPrompt } from "./prompt.js";
@@ -1174,14 +1175,3 @@ function truncate(s: string, n: number): string {
 
 /** `event` tap failures already reported, by host: `plugin\0hook` keys (see `#callEventTaps`). */
 const reportedTapErrors = new WeakMap<Host, Set<string>>();
-
-/** One line describing an error, with the plugin name when a plugin raised it. */
-export function errorText(err: unknown): string {
-  if (err instanceof PluginError) return err.message;
-  if (err instanceof ProviderError) {
-    const status = err.status ? ` (HTTP ${err.status})` : "";
-    return `${err.provider}${status}: ${err.message}`;
-  }
-  if (err instanceof Error) return err.message;
-  return String(err);
-}

@@ -1,6 +1,21 @@
 /**
  * Errors as one line, for notices and one-line error messages.
  */
+import { ProviderError } from "./types.js";
+
+/**
+ * The message of an error as notices and `error` events show it: a {@link ProviderError}
+ * prefixed with its provider and HTTP status (`anthropic (HTTP 529): Overloaded`), any other
+ * error's message as it is (a plugin's `PluginError` already names the plugin and hook).
+ */
+export function errorText(err: unknown): string {
+  if (err instanceof ProviderError) {
+    const status = err.status ? ` (HTTP ${err.status})` : "";
+    return `${err.provider}${status}: ${err.message}`;
+  }
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
 
 /**
  * An error's message on one line: its first line, plus the place of a syntax error, which jiti
