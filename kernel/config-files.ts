@@ -7,14 +7,13 @@
 import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
-import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti } from "jiti";
 import { isPlugin, type Plugin } from "./plugin.js";
 import { oneLine } from "./one-line.js";
 import type { LarikConfig, PluginSpec } from "./config.js";
-import { canonicalDir, configDir, gitRoot } from "./paths.js";
+import { cacheDir, canonicalDir, configDir, gitRoot } from "./paths.js";
 
 /** File names looked for, first found wins in each directory. */
 const CONFIG_FILE_NAMES = ["larik.config.ts", "larik.config.mts", "larik.config.js", "larik.config.mjs"] as const;
@@ -128,7 +127,7 @@ export async function jitiFor(file: string, env: NodeJS.ProcessEnv): Promise<Jit
  * Returns false (no cache) when the directory cannot be made.
  */
 async function transformCacheDir(env: NodeJS.ProcessEnv): Promise<string | false> {
-  const dir = join(env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache"), "larik", "jiti");
+  const dir = join(cacheDir(env), "jiti");
   try {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     return dir;

@@ -14,7 +14,7 @@ import { chmod, mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import type { Plugin } from "./plugin.js";
 import { ConfigError } from "./models.js";
-import { canonicalDir, configDir, gitRoot, privateProjectFile, tildePath } from "./paths.js";
+import { canonicalDir, configDir, gitRoot, personalSettingsFile, privateProjectFile, tildePath } from "./paths.js";
 import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } from "./settings-schema.js";
 import { type ConfigSource, evaluateConfig, findPersonalConfig, findProjectConfig, readConfigSource, resolvePluginSpecs } from "./config-files.js";
 import { type ConfigApproval, dirsChangedSinceApproval, filesChangedSinceApproval, traceProjectConfig } from "./config-approval.js";
@@ -159,11 +159,6 @@ const LOCK_STALE_MS = 5_000;
 const LOCK_WAIT_MS = 10_000;
 
 // ───────────────────────── file names and labels ─────────────────────────
-
-/** The personal settings file: `$XDG_CONFIG_HOME/larik/config.json` or `~/.config/larik/config.json`. */
-export function personalSettingsFile(env: NodeJS.ProcessEnv = process.env): string {
-  return join(configDir(env), "config.json");
-}
 
 /** Every JSON settings file of `cwd`, existing or not, in merge order (private last). */
 export function settingsFiles(cwd: string, env: NodeJS.ProcessEnv = process.env): SettingsFile[] {

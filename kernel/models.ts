@@ -5,9 +5,8 @@
  * `openrouter/anthropic/claude-x` works), a bare model id (owner from the catalog, else the
  * naming convention), or a role name from `roles`.
  */
-import { join } from "node:path";
 import type { Settings } from "./config.js";
-import { configDir, tildePath } from "./paths.js";
+import { personalSettingsFile, tildePath } from "./paths.js";
 import type { CatalogEntry, ProviderConfig, ProviderFactory } from "./registries.js";
 import type { Registry } from "./registry.js";
 import type { Usage } from "./types.js";
@@ -137,7 +136,7 @@ export function resolveModel(
 ): ResolvedModel {
   const s = spec || defaultSpec(settings, env);
   if (!s) {
-    const file = tildePath(join(configDir(env), "config.json"), env);
+    const file = tildePath(personalSettingsFile(env), env);
     throw new ConfigError(
       `no model configured: pass --model provider/model, set "model" in ${file}, or export ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY`,
     );

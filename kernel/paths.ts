@@ -1,6 +1,7 @@
 /**
  * Where Larik keeps things (LARIK-REFERENCE §7, §31): config under `$XDG_CONFIG_HOME/larik`
- * (else `~/.config/larik`), data under `$XDG_DATA_HOME/larik` (else `~/.local/share/larik`).
+ * (else `~/.config/larik`), data under `$XDG_DATA_HOME/larik` (else `~/.local/share/larik`),
+ * caches under `$XDG_CACHE_HOME/larik` (else `~/.cache/larik`).
  * Per-project names are `<cwd basename>-<16 hex of sha256(canonical cwd)>`.
  */
 import { sha256 } from "@noble/hashes/sha2.js";
@@ -18,6 +19,12 @@ export function configDir(env: NodeJS.ProcessEnv = process.env): string {
 /** The data root: `$XDG_DATA_HOME/larik` or `~/.local/share/larik`. */
 export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  return join(base, "larik");
+}
+
+/** The cache root: `$XDG_CACHE_HOME/larik` or `~/.cache/larik`. */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), ".cache");
   return join(base, "larik");
 }
 
@@ -57,6 +64,11 @@ export function projectKey(cwd: string): string {
   if (hash === undefined) projectHashes.set(canon, (hash = bytesToHex(sha256(utf8ToBytes(canon))).slice(0, 16)));
   const name = basename(canon).replace(/[^\w.-]/g, "_") || "root";
   return `${name}-${hash}`;
+}
+
+/** The personal settings file: `$XDG_CONFIG_HOME/larik/config.json` or `~/.config/larik/config.json`. */
+export function personalSettingsFile(env: NodeJS.ProcessEnv = process.env): string {
+  return join(configDir(env), "config.json");
 }
 
 /** The private per-project settings file (approvals, "always allow" rules). */
