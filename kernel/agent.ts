@@ -27,10 +27,10 @@ import {
 } from "./types.js";
 import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
-import { ConfigError, costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
+import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
 import { nearestName } from "./nearest-name.js";
-import { errorText } from "./one-line.js";
+import { ConfigError, errorText } from "./one-line.js";
 import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, type CheckpointStore } from "./checkpoint.js";
 import { capOutput, toSafeText } from "./output.js";
 import { buildSystemPrompt } from "./prompt.js";

@@ -4,7 +4,7 @@
  * the same way.
  */
 import type { AgentOptions } from "./agent.js";
-import { ConfigError } from "./models.js";
+import { ConfigError } from "./one-line.js";
 import { PERMISSION_MODES, type PermissionMode } from "./permission.js";
 import type { CliArgs, CliOption } from "./registries.js";
 import { EFFORTS, type Effort } from "./types.js";

@@ -13,12 +13,11 @@ import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 import type { Plugin } from "./plugin.js";
-import { ConfigError } from "./models.js";
 import { canonicalDir, configDir, gitRoot, personalSettingsFile, privateProjectFile, tildePath } from "./paths.js";
 import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } from "./settings-schema.js";
 import { type ConfigSource, evaluateConfig, findPersonalConfig, findProjectConfig, readConfigSource, resolvePluginSpecs } from "./config-files.js";
 import { type ConfigApproval, dirsChangedSinceApproval, filesChangedSinceApproval, traceProjectConfig } from "./config-approval.js";
-import { oneLine } from "./one-line.js";
+import { ConfigError, oneLine } from "./one-line.js";
 import { writeAtomic } from "./write-atomic.js";
 
 

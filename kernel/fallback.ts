@@ -7,7 +7,8 @@
  * the user wrote first, then by the resolved `provider/model` spec.
  */
 import type { Settings } from "./config.js";
-import { ConfigError, defaultSpec, resolveModel, type ResolvedModel } from "./models.js";
+import { defaultSpec, resolveModel, type ResolvedModel } from "./models.js";
+import { ConfigError } from "./one-line.js";
 import type { ProviderFactory } from "./registries.js";
 import type { Registry } from "./registry.js";
 import { ProviderError, type Message, type ModelRequest, type Provider, type ProviderErrorKind, type StreamEvent } from "./types.js";

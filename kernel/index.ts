@@ -28,7 +28,7 @@ export * from "./pipe-writer.js";
 export * from "./nearest-name.js";
 export { Channel } from "./channel.js";
 export { Agent, type AgentOptions, type CompactResult } from "./agent.js";
-export { errorText } from "./one-line.js";
+export { ConfigError, errorText } from "./one-line.js";
 export { Host, type HostOptions } from "./host.js";
 export * from "./http.js";
 export * from "./cli-args.js";

@@ -4,6 +4,17 @@
 import { ProviderError } from "./types.js";
 
 /**
+ * A one-line configuration error that says what to fix (a bad model spec, a missing key, a
+ * malformed settings file): a usage problem, on which `larik` exits with status 2 (cli/main.ts).
+ */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/**
  * The message of an error as notices and `error` events show it: a {@link ProviderError}
  * prefixed with its provider and HTTP status (`anthropic (HTTP 529): Overloaded`), any other
  * error's message as it is (a plugin's `PluginError` already names the plugin and hook).
