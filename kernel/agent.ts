@@ -26,7 +26,7 @@ import {
   type Usage,
 } from "./types.js";
 import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
-import { isPrompt, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
+import { promptsOf, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
 import { nearestName } from "./nearest-name.js";
@@ -1082,12 +1082,9 @@ export class Agent {
     return replay(this.session.entries()).all;
   }
 
-  /** Prompt indexes (turn boundaries) of the display history. */
+  /** Prompt indexes (turn boundaries) of the display history, with the text typed (see {@link promptsOf}). */
   prompts(): { index: number; text: string }[] {
-    return this.history()
-      .map((m, index) => ({ m, index }))
-      .filter(({ m }) => isPrompt(m))
-      .map(({ m, index }) => ({ index, text: m.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("") }));
+    return promptsOf(this.history());
   }
 }
 

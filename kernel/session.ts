@@ -157,6 +157,23 @@ export function isPrompt(m: Message): boolean {
   return !visible.startsWith("<task-notification ") && !visible.startsWith("<hook-feedback ");
 }
 
+/**
+ * Prompt indexes (turn boundaries) of a display history, with the text the user typed: queued
+ * `<system-note>` and `<hook-context>` blocks and attachments are left out.
+ */
+export function promptsOf(all: readonly Message[]): { index: number; text: string }[] {
+  return all
+    .map((m, index) => ({ m, index }))
+    .filter(({ m }) => isPrompt(m))
+    .map(({ m, index }) => ({
+      index,
+      text: m.blocks
+        .filter((b) => b.type === "text" && !b.attachment && !/^<(system-note|hook-context)[\s>]/.test(b.text))
+        .map((b) => (b as { text: string }).text)
+        .join(""),
+    }));
+}
+
 /** State rebuilt from a session's entries. */
 export interface Replayed {
   /**

@@ -205,6 +205,8 @@ describe("agent loop", () => {
     const first = provider.requests[0]!.messages[0]!;
     expect(first.blocks[0]).toEqual({ type: "text", text: "<system-note>files were reverted: a.txt</system-note>" });
     expect(first.blocks[1]).toEqual({ type: "text", text: "hello" });
+    // the prompt list shows what the user typed, not the note sent with it (as the server's does)
+    expect(agent.prompts()).toEqual([{ index: 0, text: "hello" }]);
   });
 
   it("stops at max_turns", async () => {

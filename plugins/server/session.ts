@@ -9,7 +9,7 @@ import {
   costOf,
   emptyUsage,
   errorText,
-  isPrompt,
+  promptsOf,
   resolveModel,
   type Agent,
   type AgentEvent,
@@ -225,22 +225,5 @@ export class ServerSession {
     this.bus.close();
     await this.agent.close(reason);
   }
-}
-
-/**
- * Prompt indexes (turn boundaries, §7) of a display history with the text the user typed:
- * queued `<system-note>` and `<hook-context>` blocks and attachments are left out.
- */
-export function promptsOf(all: Message[]): { index: number; text: string }[] {
-  return all
-    .map((m, index) => ({ m, index }))
-    .filter(({ m }) => isPrompt(m))
-    .map(({ m, index }) => ({
-      index,
-      text: m.blocks
-        .filter((b) => b.type === "text" && !b.attachment && !/^<(system-note|hook-context)[\s>]/.test(b.text))
-        .map((b) => (b as { text: string }).text)
-        .join(""),
-    }));
 }
 

@@ -8,6 +8,7 @@ import {
   EFFORTS,
   PERMISSION_MODES,
   errorText,
+  promptsOf,
   replay,
   resolveModel,
   type Agent,
@@ -19,7 +20,7 @@ import {
 } from "../../kernel/index.js";
 import { ApiError } from "./errors.js";
 import type { BusOptions } from "./bus.js";
-import { ServerSession, promptsOf } from "./session.js";
+import { ServerSession } from "./session.js";
 
 /** Defaults for new sessions (`larik serve --model/--effort/--mode`). */
 export interface SessionDefaults {
