@@ -105,11 +105,18 @@ export interface SandboxedCommand {
   env: Record<string, string>;
 }
 
+/** A sandbox probe's outcome, with the reason and fix when it failed. */
+export interface ProbeResult {
+  ok: boolean;
+  reason?: string;
+  fix?: string;
+}
+
 /** A sandbox backend for bash (`bubblewrap`, `seatbelt`, `none`). */
 export interface Sandbox {
   name: string;
   /** Checks the backend can start here; a failed probe falls back to `none` with `reason`. */
-  probe(): Promise<{ ok: boolean; reason?: string; fix?: string }>;
+  probe(): Promise<ProbeResult>;
   /**
    * A cheap fingerprint of what the probe depends on (the binary's path and mtime, the OS
    * release). When it matches a successful probe cached less than a day ago, start-up skips

@@ -4,13 +4,17 @@
  * none does, bash runs unconfined (`none`: every command asks in `default` mode) and the user
  * gets one line saying why and how to fix it. `none` is not a plugin: it is the absence of a
  * backend (`sandbox` undefined).
+ *
+ * Also what every backend plugin shares, since plugins share code only through the kernel: the
+ * start-up probe by running `true` ({@link probeByRunning}) and the private `$TMPDIR`
+ * ({@link SandboxTmpDir}).
  */
 import { spawn } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { pidAlive } from "./pid.js";
-import type { Sandbox, SandboxedCommand } from "./registries.js";
+import type { ProbeResult, Sandbox, SandboxedCommand } from "./registries.js";
 
 /** How long a successful probe stays trusted (ms). Failures are never cached. */
 const PROBE_CACHE_MS = 24 * 60 * 60 * 1000;
@@ -98,7 +102,7 @@ export async function selectSandbox(
     }
     const hit = key ? cache[sandbox.name] : undefined;
     if (hit && hit.key === key && now - hit.at < PROBE_CACHE_MS) return { sandbox };
-    let r: { ok: boolean; reason?: string; fix?: string };
+    let r: ProbeResult;
     try {
       r = await withTimeout(sandbox.probe(), opts.timeoutMs ?? PROBE_TIMEOUT_MS, `the ${sandbox.name} probe`);
     } catch (err) {
@@ -116,13 +120,6 @@ export async function selectSandbox(
 
 function oneLine(s: string | undefined): string {
   return (s ?? "").replace(/\s+/g, " ").trim().replace(/\.$/, "");
-}
-
-/** A probe's outcome, with the reason and fix when it failed. */
-export interface ProbeResult {
-  ok: boolean;
-  reason?: string;
-  fix?: string;
 }
 
 /**
