@@ -249,6 +249,14 @@ export function pushMerged(list: Message[], m: Message): void {
 }
 
 /**
+ * The result given to a tool call that has none in the session: the process ended (a crash,
+ * `kill -9`) between the call and its result, so the call may have started. Saying it never ran
+ * would invite the model to repeat a command that already committed, pushed or migrated.
+ */
+const UNRECORDED_RESULT =
+  "interrupted: Larik stopped before this tool call's result was recorded, so it may have run in part, in full or not at all; check its effects before running it again";
+
+/**
  * Makes every tool_use answered: a missing tool_result gets an ordered synthetic error in the
  * next user message, and stray results without a tool_use are dropped (invariant 3;
  * LARIK-REFERENCE §2). Applied
@@ -277,7 +285,7 @@ export function repairToolResults(messages: readonly Message[]): Message[] {
           results.get(id) ?? {
             type: "tool_result" as const,
             id,
-            content: "interrupted: this tool call was never run (no result was recorded)",
+            content: UNRECORDED_RESULT,
             is_error: true,
           },
       );
