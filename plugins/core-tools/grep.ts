@@ -71,9 +71,7 @@ async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolCo
   rgArgs.push("--regexp", args.pattern);
   if (target) rgArgs.push("--", target);
   const out = await runRipgrep(rg, rgArgs, ctx.cwd, ctx.signal, MAX_GREP_LINES);
-  if (out.code === 2 && out.lines.length === 0 && out.stderr.trim()) {
-    throw new ToolInputError(`grep failed: ${out.stderr.trim().split("\n").slice(0, 6).join(" ")}`);
-  }
+  if (out.code === 2 && out.lines.length === 0 && out.stderr.trim()) throw new ToolInputError(ripgrepErrorText(out.stderr, args.pattern));
   const lines: string[] = [];
   for (const l of out.lines) {
     const nul = l.indexOf("\0");
@@ -88,6 +86,23 @@ async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolCo
     lines.push(`${displayPath(ctx.cwd, resolve(ctx.cwd, l.slice(0, nul)))}:${text}`);
   }
   return { lines, truncated: out.truncated };
+}
+
+/**
+ * One line for rg's error. A pattern neither engine compiles gets rg's multi-line report (the
+ * pattern with a caret under the fault, rules of `~`, the reason on an `error:` line, then PCRE2's
+ * reason), which cut to its first lines would lose the reason itself. PCRE2's reason is preferred
+ * when both are there: with `--engine auto` the default engine's complaint may only be that it
+ * lacks look-around, while PCRE2 says what is wrong with the pattern. Its offset is left out: it
+ * counts in rg's wrapped `(?:pattern)`, not in the pattern the model wrote.
+ */
+function ripgrepErrorText(stderr: string, pattern: string): string {
+  const lines = stderr.split("\n").map((l) => l.trim());
+  const pcre = lines.find((l) => l.startsWith("PCRE2: "))?.replace(/^PCRE2: (error compiling pattern at offset \d+: )?/, "");
+  const plain = lines.find((l) => l.startsWith("error: "))?.slice("error: ".length);
+  const reason = pcre || plain;
+  if (reason) return `invalid regular expression ${JSON.stringify(pattern)}: ${reason}`;
+  return `grep failed: ${lines.filter((l) => l && !/^~+$/.test(l)).slice(0, 6).join(" ")}`;
 }
 
 /**
@@ -106,7 +121,9 @@ async function withJavaScript(args: z.output<typeof input>, ctx: ToolContext, ro
   try {
     re = new RegExp(args.pattern, args.ignore_case ? "i" : "");
   } catch (err) {
-    throw new ToolInputError(`invalid regular expression: ${(err as Error).message}`);
+    // V8 says "Invalid regular expression: /<pattern>/<flags>: <reason>"; the reason, as rg's
+    const reason = (err as Error).message.replace(/^Invalid regular expression: \/[\s\S]*\/[dgimsuvy]*: /, "");
+    throw new ToolInputError(`invalid regular expression ${JSON.stringify(args.pattern)}: ${reason}`);
   }
   let globMatch: ((p: string) => boolean) | undefined;
   if (args.glob) {

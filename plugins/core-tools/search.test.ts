@@ -174,6 +174,16 @@ for (const mode of ["ripgrep", "javascript"] as const) {
       expect((await call(grepTool(opts), { pattern: "zzz" }, makeContext(root))).content).toBe("No matches for zzz");
       const bad = await call(grepTool(opts), { pattern: "(unclosed" }, makeContext(root));
       expect(bad.is_error).toBe(true);
+      // one line that names the pattern and says what is wrong with it
+      const reasons = {
+        "foo((": mode === "ripgrep" ? "missing closing parenthesis" : "Unterminated group",
+        "a{2,1}": "numbers out of order in {} quantifier",
+        "[z-a]": mode === "ripgrep" ? "range out of order in character class" : "Range out of order in character class",
+      };
+      for (const [pattern, reason] of Object.entries(reasons)) {
+        const r = await call(grepTool(opts), { pattern }, makeContext(root));
+        expect([r.is_error, r.content]).toEqual([true, `invalid regular expression ${JSON.stringify(pattern)}: ${reason}`]);
+      }
     });
   });
 }
