@@ -773,7 +773,7 @@ export class Agent {
     const fail = (content: string): { result: ToolResultBlock } => ({ result: { type: "tool_result", id: use.id, content, is_error: true } });
     if (!tool) return fail(unknownToolText(use.name, tools.map((t) => t.name)));
     if (use.raw_input !== undefined) {
-      return fail(`INVALID_JSON: the arguments of ${use.name} were not complete JSON (${truncate(use.raw_input, 200)}). Resend the call with the complete JSON arguments.`);
+      return fail(invalidJsonText(use.name, use.raw_input));
     }
     let parsed = parseToolArguments(tool.input, use.input);
     if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
@@ -1164,6 +1164,23 @@ function unknownToolText(name: string, offered: string[]): string {
   const near = nearestName(name, offered) ?? offered.find((t) => name.toLowerCase().startsWith(`${t}_`));
   const shown = offered.slice(0, 40).join(", ") + (offered.length > 40 ? `, and ${offered.length - 40} more` : "");
   return `unknown tool "${name}"${near ? ` (did you mean "${near}"?)` : ""}: available tools are ${shown}`;
+}
+
+/**
+ * The result for a call whose arguments are not a JSON object: complete JSON of another kind
+ * (`[1]`, `"a.ts"`) is named as such, since "not complete JSON" would send the model looking for
+ * a cut it never made.
+ */
+function invalidJsonText(tool: string, raw: string): string {
+  let kind: string | undefined;
+  try {
+    const v: unknown = JSON.parse(raw);
+    kind = Array.isArray(v) ? "an array" : v === null ? "null" : `a ${typeof v}`;
+  } catch {
+    // not JSON at all: cut short (max_tokens) or malformed
+  }
+  if (kind) return `INVALID_JSON: the arguments of ${tool} must be one JSON object, got ${kind} (${truncate(raw, 200)}). Resend the call with the arguments as a JSON object.`;
+  return `INVALID_JSON: the arguments of ${tool} were not complete JSON (${truncate(raw, 200)}). Resend the call with the complete JSON arguments.`;
 }
 
 function truncate(s: string, n: number): string {

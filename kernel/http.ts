@@ -1077,13 +1077,16 @@ export function parseJsonEvent(provider: string, data: string): unknown {
 
 /**
  * Parses streamed tool-call arguments once the call is complete. Empty text means `{}` (the
- * Anthropic first delta is usually `""`). Text that is not a JSON object is kept verbatim in
- * `raw_input` with `input: {}`, so the loop can ask the model to resend the call.
+ * Anthropic first delta is usually `""`). The object encoded twice, as a JSON string holding
+ * it (`"{\"path\": \"a.ts\"}"`, which some models and OpenAI-compatible servers send), is
+ * taken as that object. Other text that is not a JSON object is kept verbatim in `raw_input`
+ * with `input: {}`, so the loop can ask the model to resend the call.
  */
 export function parseToolInput(raw: string): { input: unknown; raw_input?: string } {
   if (raw.trim() === "") return { input: {} };
   try {
-    const v: unknown = JSON.parse(raw);
+    let v: unknown = JSON.parse(raw);
+    if (typeof v === "string" && v.trimStart().startsWith("{")) v = JSON.parse(v);
     if (v && typeof v === "object" && !Array.isArray(v)) return { input: v };
   } catch {
     // fall through: truncated or malformed arguments

@@ -161,6 +161,7 @@ describe("agent loop", () => {
           call("t3", "nosuch", {}),
           call("t4", "Peek", { word: "x" }),
           call("t5", "poke_file", { what: "x" }),
+          { type: "tool_use", id: "t6", name: "peek", input: {}, raw_input: '["x"]' },
         ],
       },
       { blocks: [text("retrying")] },
@@ -169,7 +170,9 @@ describe("agent loop", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
     const results = provider.requests[1]!.messages[2]!.blocks as { content: string; is_error?: boolean }[];
     expect(results[0]!.content).toMatch(/^INVALID_ARGUMENTS: peek: word:/);
-    expect(results[1]!.content).toMatch(/^INVALID_JSON/);
+    expect(results[1]!.content).toBe('INVALID_JSON: the arguments of peek were not complete JSON ({"word": "tru). Resend the call with the complete JSON arguments.');
+    // complete JSON of the wrong kind is not called incomplete
+    expect(results[5]!.content).toBe('INVALID_JSON: the arguments of peek must be one JSON object, got an array (["x"]). Resend the call with the arguments as a JSON object.');
     expect(results[2]!.content).toBe('unknown tool "nosuch": available tools are peek, poke');
     expect(results[3]!.content).toBe('unknown tool "Peek" (did you mean "peek"?): available tools are peek, poke');
     expect(results[4]!.content).toBe('unknown tool "poke_file" (did you mean "poke"?): available tools are peek, poke');

@@ -731,6 +731,13 @@ describe("parseToolInput", () => {
     expect(parseToolInput('{"a": ')).toEqual({ input: {}, raw_input: '{"a": ' });
     expect(parseToolInput("[1]")).toEqual({ input: {}, raw_input: "[1]" });
   });
+
+  it("takes the object encoded twice (a JSON string holding it) as the object", () => {
+    expect(parseToolInput(JSON.stringify(JSON.stringify({ path: "a.ts" })))).toEqual({ input: { path: "a.ts" } });
+    // a string that holds no object, or a cut one, is still sent back to the model
+    expect(parseToolInput('"a.ts"')).toEqual({ input: {}, raw_input: '"a.ts"' });
+    expect(parseToolInput('"{\\"path\\": \\"a"')).toEqual({ input: {}, raw_input: '"{\\"path\\": \\"a"' });
+  });
 });
 
 describe("ToolCallSalvage", () => {
