@@ -158,6 +158,8 @@ export class Agent {
   #pending = new Map<string, PendingPermission>();
   #permSeq = 0;
   #closeFns: (() => void)[] = [];
+  /** Whether the last prompt went out with the plan-mode note, so the next one says it ended. */
+  #planNoted = false;
   /** Set while a fresh context still owes its `sessionStart` hook. */
   #contextSource: "startup" | "resume" | "clear" | undefined = "startup";
   readonly maxTurns: number;
@@ -293,6 +295,8 @@ export class Agent {
       agent.compactionSavedTokens = r.compactionSavedTokens;
       agent.lastContextTokens = r.lastContextTokens;
       agent.#contextSource = "resume";
+      const lastPrompt = r.all.findLast((m) => isPrompt(m));
+      agent.#planNoted = !!lastPrompt?.blocks.some((b) => b.type === "text" && b.text.includes(PLAN_NOTE_START));
       // the user sees them as notices at the first turn, the model as notes (without this
       // machine's path to the file, which tells the model nothing)
       for (const w of prior.warnings) agent.notes.push(w.replace(/\S+\.jsonl(?=:\d+:)/g, "the session file"));
@@ -493,6 +497,10 @@ export class Agent {
     const compacted = await this.#maybeCompact(tools, signal, emit, false);
     const blocks: Block[] = [];
     const notes = this.notes.splice(0);
+    // the model learns the mode from the prompt, not from a refusal after it has tried to edit
+    if (this.checker.mode === "plan") notes.push(planNote(tools.some((t) => t.name === "exit_plan_mode")));
+    else if (this.#planNoted) notes.push(PLAN_ENDED_NOTE);
+    this.#planNoted = this.checker.mode === "plan";
     if (notes.length) blocks.push({ type: "text", text: notes.map((n) => `<system-note>${n}</system-note>`).join("\n") });
     for (const c of context) blocks.push({ type: "text", text: `<hook-context source="UserPromptSubmit">${c}</hook-context>` });
     if (typeof prompt === "string") blocks.push({ type: "text", text: prompt });
@@ -1165,6 +1173,23 @@ function unknownToolText(name: string, offered: string[]): string {
   const shown = offered.slice(0, 40).join(", ") + (offered.length > 40 ? `, and ${offered.length - 40} more` : "");
   return `unknown tool "${name}"${near ? ` (did you mean "${near}"?)` : ""}: available tools are ${shown}`;
 }
+
+const PLAN_NOTE_START = "Plan mode is on:";
+
+/**
+ * The note each prompt carries in plan mode (LARIK-REFERENCE §2 "Plan mode note"). Without an
+ * `exit_plan_mode` tool (the default preset has none) the plan is the answer: the user approves
+ * it by leaving plan mode, and `larik -p --mode plan` ends with it.
+ */
+function planNote(exitTool: boolean): string {
+  const present = exitTool
+    ? "then present your plan with exit_plan_mode, which asks the user to approve it."
+    : "then present your plan as your answer; nothing is changed until the user leaves plan mode.";
+  return `${PLAN_NOTE_START} only read-only tools run (read, grep, glob and the like); bash, file edits and other changes are refused. Investigate, ${present}`;
+}
+
+/** The note of the first prompt after plan mode ended. */
+const PLAN_ENDED_NOTE = "Plan mode has ended: bash and file edits are available again, under the current permission mode.";
 
 /**
  * The result for a call whose arguments are not a JSON object: complete JSON of another kind

@@ -319,7 +319,8 @@ export class PermissionChecker {
     // 7.
     if (call.tool === "exit_plan_mode") return { decision: "allow", reason: "exit_plan_mode outside plan mode", by: "mode" };
     if (this.mode === "plan" && !PLAN_NETWORK_TOOLS.has(call.tool)) {
-      return { decision: "deny", reason: `plan mode: ${call.tool} is blocked until the plan is approved (use read-only tools and exit_plan_mode)`, by: "plan" };
+      // not "use exit_plan_mode": a preset may offer no such tool (the default one does not)
+      return { decision: "deny", reason: `plan mode: ${call.tool} is blocked until the plan is approved; use read-only tools, then present the plan`, by: "plan" };
     }
     // 8.
     const allowRule = this.#matchAllow(call, this.#parsed(this.allow));

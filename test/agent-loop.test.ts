@@ -362,6 +362,45 @@ describe("plugin host", () => {
     expect(host.notices[0]).toMatch(/needy.*requires absent/);
   });
 
+  it("tells the model at each prompt that plan mode is on, and at the next one that it ended", async () => {
+    const host = await Host.create({ plugins: [toolsPlugin([])], cwd: tmp(), settings: {} });
+    const provider = new ScriptedProvider([
+      { blocks: [call("t1", "poke", { what: "x" })] },
+      { blocks: [text("Plan: poke x.")] },
+      { blocks: [text("more plan")] },
+      { blocks: [text("poked")] },
+      { blocks: [text("ok")] },
+      { blocks: [text("still planning")] },
+      { blocks: [text("resumed")] },
+    ]);
+    const agent = await host.openAgent({ provider, model: "s/x", mode: "plan" });
+    const promptText = (i: number) => {
+      const msgs = provider.requests[i]!.messages;
+      const last = msgs.findLast((m) => m.role === "user" && m.blocks.some((b) => b.type === "text"))!;
+      return last.blocks.map((b) => (b.type === "text" ? b.text : "")).join("\n");
+    };
+    await drain(agent.run("plan the poke"));
+    // no exit_plan_mode tool here: the plan is the answer, and nothing names a missing tool
+    expect(promptText(0)).toMatch(/^<system-note>Plan mode is on: .*present your plan as your answer.*<\/system-note>\nplan the poke$/);
+    const refusal = provider.requests[1]!.messages[2]!.blocks[0] as { content: string };
+    expect(refusal.content).toBe("permission denied: plan mode: poke is blocked until the plan is approved; use read-only tools, then present the plan");
+    for (const t of [promptText(0), refusal.content]) expect(t).not.toContain("exit_plan_mode");
+    await drain(agent.run("refine it"));
+    expect(promptText(2)).toMatch(/^<system-note>Plan mode is on: /);
+    agent.checker.mode = "yolo";
+    await drain(agent.run("do it"));
+    expect(promptText(3)).toMatch(/^<system-note>Plan mode has ended: .*<\/system-note>\ndo it$/);
+    await drain(agent.run("thanks"));
+    expect(promptText(4)).toBe("thanks");
+    // a session resumed in another mode after a plan-mode prompt hears that plan mode ended
+    agent.checker.mode = "plan";
+    await drain(agent.run("look again"));
+    expect(promptText(5)).toMatch(/^<system-note>Plan mode is on: /);
+    const resumed = await host.openAgent({ provider, model: "s/x", mode: "yolo", session: agent.session });
+    await drain(resumed.run("go"));
+    expect(promptText(6)).toMatch(/^<system-note>Plan mode has ended: .*<\/system-note>\ngo$/);
+  });
+
   it("is an Agent", async () => {
     const { agent } = await setup([]);
     expect(agent).toBeInstanceOf(Agent);
