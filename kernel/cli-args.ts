@@ -43,7 +43,12 @@ export function agentOptionsFromArgs(args: CliArgs): Omit<AgentOptions, "host"> 
     if (!EFFORTS.includes(v.effort as Effort)) throw new ConfigError(`--effort ${v.effort}: use one of ${EFFORTS.join(", ")}`);
     out.effort = v.effort as Effort;
   }
-  if (typeof v.resume === "string") out.resume = v.resume;
+  if (typeof v.resume === "string") {
+    // `--resume "$ID"` with an unset variable: starting a new session instead would lose the
+    // conversation the script meant to continue, with exit 0
+    if (!v.resume.trim()) throw new ConfigError("--resume needs a session id or a unique prefix of one: larik --sessions lists them (or use -c for the newest)");
+    out.resume = v.resume;
+  }
   if (v.continue === true) {
     // each picks the session; silently preferring one would resume what the user did not mean
     if (out.resume !== undefined) throw new ConfigError("-c and --resume both pick the session: use -c for the newest, or --resume <id> for that one");

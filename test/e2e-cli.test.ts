@@ -613,6 +613,20 @@ describe("larik -p end to end", () => {
       expect(r2.stderr).toContain("larik: -c and --resume both pick the session: use -c for the newest, or --resume <id> for that one");
     });
 
+    it("an empty --resume (a script's unset variable) is refused, not a new session", async () => {
+      const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+      const e = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+      const sent = server.requests.length;
+      for (const value of ["", " "]) {
+        const r = await runCli(["-p", "--model", "openai-compatible/m", "--resume", value, "go on"], { cwd: repo, env: e });
+        expect(r.code).toBe(2);
+        oneLine(r.stderr);
+        expect(r.stderr).toContain("larik: --resume needs a session id or a unique prefix of one: larik --sessions lists them (or use -c for the newest)");
+      }
+      expect(server.requests.length).toBe(sent);
+      expect(existsSync(join(home, ".local", "share", "larik", "sessions"))).toBe(false);
+    });
+
     it("--sessions with a prompt word", async () => {
       const r = await runCli(["--sessions", "extra"], { cwd: repo, env });
       expect(r.code).toBe(2);
