@@ -150,6 +150,43 @@ describe.skipIf(!probe.ok)(`bubblewrap sandbox (${probe.ok ? "bwrap runs" : `ski
     expect(existsSync(join(project, ".git/config"))).toBe(true);
   });
 
+  it("keeps the placeholder .mcp.json out of git: git status does not list it, git add -A does not commit it", async () => {
+    sweep(Date.now() + 60_000);
+    const repo = realpathSync(mkdtempSync(join(tmpdir(), "larik-sbx-git-")));
+    const sbg = createBubblewrapSandbox({ projectRoot: repo, settings: {} });
+    const env = process.env as Record<string, string>;
+    const git = (...a: string[]) => execFileSync("git", a, { cwd: repo, encoding: "utf8" });
+    try {
+      git("init", "-q");
+      const exclude = join(repo, ".git/info/exclude");
+      writeFileSync(exclude, `${readFileSync(exclude, "utf8")}local-only.txt\n`);
+      const excludeBefore = readFileSync(exclude, "utf8");
+      writeFileSync(join(repo, "local-only.txt"), "mine\n");
+      writeFileSync(join(repo, "new.txt"), "new\n");
+      const st = await run(sbg, "test -f .mcp.json && git status --porcelain", env, repo);
+      expect(st).toMatchObject({ code: 0 }); // the placeholder is there, for the command to see
+      expect(st.out).toBe("?? new.txt\n"); // the user's own exclude still holds
+      const c = await run(sbg, "git add -A && git -c user.email=t@t -c user.name=t commit -qm two && git show --name-only --format= HEAD", env, repo);
+      expect(c).toEqual({ code: 0, out: "new.txt\n" });
+      const w = await run(sbg, "echo '!*' >> .git/info/exclude", env, repo);
+      expect(w.out).toMatch(/Read-only file system/);
+      expect(readFileSync(exclude, "utf8")).toBe(excludeBefore);
+      // a repository without .git/info: its placeholder gets the same copy, and goes after
+      rmSync(join(repo, ".git/info"), { recursive: true });
+      writeFileSync(join(repo, "third.txt"), "3\n");
+      const s2 = await run(sbg, "git status --porcelain", env, repo);
+      expect(s2.out.split("\n").sort().join("\n")).toBe(["", "?? local-only.txt", "?? third.txt"].join("\n"));
+      sweep(Date.now() + 60_000);
+      expect(existsSync(join(repo, ".git/info"))).toBe(false);
+      expect(existsSync(join(repo, ".mcp.json"))).toBe(false);
+      expect(git("ls-files")).toBe("new.txt\n");
+    } finally {
+      sbg.dispose();
+      sweep(Date.now() + 60_000);
+      rmSync(repo, { recursive: true, force: true });
+    }
+  });
+
   it("in a project without .git, a command started before the last one's placeholders went reuses them and leaves no .git", async () => {
     sweep(Date.now() + 60_000);
     const plain = realpathSync(mkdtempSync(join(tmpdir(), "larik-sbx-plain-")));

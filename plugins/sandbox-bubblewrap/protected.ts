@@ -84,10 +84,15 @@ function gitFileTarget(gitFile: string): string | undefined {
  * directory and common directory are writable, and their hooks/config/info/modules are
  * read-only (§19 "Worktree variant"); placeholders are only made inside the project.
  * `isPlaceholder(path)` tells which existing paths are placeholders of commands still running.
+ * `infoDir` is the `info` folder git reads `info/exclude` from, when the project has a git dir.
  */
-export function protectedBinds(projectRoot: string, isPlaceholder: (path: string) => boolean = () => false): { writable: string[]; binds: ProtectedBind[] } {
+export function protectedBinds(
+  projectRoot: string,
+  isPlaceholder: (path: string) => boolean = () => false,
+): { writable: string[]; binds: ProtectedBind[]; infoDir?: string } {
   const binds: ProtectedBind[] = [];
   const writable: string[] = [];
+  let infoDir: string | undefined;
   // Another command's placeholder still counts as missing: bound with its spec, it is shared (and
   // made again should that command's release remove it before this one starts), and nothing is
   // made inside a placeholder .git (which would keep it from being removed).
@@ -99,6 +104,7 @@ export function protectedBinds(projectRoot: string, isPlaceholder: (path: string
   } else if (gitKind === "dir") {
     binds.push({ path: git, how: "pin" });
     for (const e of PROTECTED_GIT_ENTRIES) binds.push(bindFor(join(git, e.name), e, kind));
+    infoDir = join(git, "info");
   } else {
     const target = gitKind === "file" ? gitFileTarget(git) : undefined;
     if (target && kindOf(target) === "dir") {
@@ -110,6 +116,8 @@ export function protectedBinds(projectRoot: string, isPlaceholder: (path: string
       }
       writable.push(target);
       if (common !== target) writable.push(common);
+      // git reads info/exclude from the common directory
+      infoDir = join(common, "info");
       for (const dir of new Set([common, target])) {
         for (const e of PROTECTED_GIT_ENTRIES) {
           const p = join(dir, e.name);
@@ -123,5 +131,5 @@ export function protectedBinds(projectRoot: string, isPlaceholder: (path: string
     binds.push({ path: git, how: gitKind === "dangling" ? "ro-try" : "ro" });
   }
   for (const e of PROTECTED_PROJECT_ENTRIES) binds.push(bindFor(join(projectRoot, e.name), e, kind));
-  return { writable, binds };
+  return { writable, binds, ...(infoDir ? { infoDir } : {}) };
 }

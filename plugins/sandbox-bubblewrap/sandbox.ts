@@ -6,7 +6,8 @@
  *    `TMPDIR`/`TMP`/`TEMP` (literal `/tmp` stays read-only), build caches that exist (npm,
  *    `~/.cache`, Go module/build caches, Cargo registry and git), personal `sandbox.writable`;
  *  - protected paths re-bound read-only after the project bind (`protected.ts`), with
- *    placeholders for missing ones (`placeholders.ts`);
+ *    placeholders for missing ones (`placeholders.ts`), which git inside does not see
+ *    (`git-exclude.ts`);
  *  - `chatgpt-auth.json` and `mcp-auth/` under the config folder hidden;
  *  - `--unshare-net` (unless `sandbox.network` is true): the namespace has only its own
  *    loopback, so servers started inside are reachable from inside, the host's are not;
@@ -21,6 +22,7 @@ import { delimiter, isAbsolute, join, resolve } from "node:path";
 import { configDir, configuredKeyVars, dataDir, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
 import { acquire, isPlaceholder, releaseAll, releaseRuns, RUN_MARKER, useLedger } from "./placeholders.js";
+import { excludeOverlay } from "./git-exclude.js";
 import { diagnose } from "./probe.js";
 import { protectedBinds } from "./protected.js";
 
@@ -100,6 +102,8 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
   const bwrap = opts.bwrap ?? "bwrap";
   const cfg = configDir(env);
   const tmp = new SandboxTmpDir();
+  // not bound into any sandbox: the copies of .git/info that hide placeholders from git
+  const gitInfo = new SandboxTmpDir();
   const myRuns = new Set<string>();
 
   const tmpDir = (): string => tmp.get();
@@ -119,9 +123,11 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
     for (const p of writable) args.push("--bind-try", p, p);
     args.push("--bind", root, root);
     for (const p of prot.writable) args.push("--bind-try", p, p);
+    const info = excludeOverlay(root, prot.binds, bound, prot.infoDir, () => gitInfo.get());
     for (const b of prot.binds) {
       if (!bound.has(b.path)) continue;
-      if (b.how === "pin") args.push("--bind", b.path, b.path);
+      if (info && b.path === prot.infoDir) args.push("--ro-bind", info, b.path);
+      else if (b.how === "pin") args.push("--bind", b.path, b.path);
       else args.push(b.how === "ro-try" ? "--ro-bind-try" : "--ro-bind", b.path, b.path);
     }
     // binds need an existing target (bwrap would try to create it in the read-only /)
@@ -166,6 +172,7 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
       releaseRuns(myRuns);
       myRuns.clear();
       tmp.dispose();
+      gitInfo.dispose();
     },
   };
 }
