@@ -26,12 +26,12 @@ import {
   type Usage,
 } from "./types.js";
 import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
-import { promptsOf, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
+import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
 import { nearestName } from "./nearest-name.js";
 import { ConfigError, errorText } from "./one-line.js";
-import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, type CheckpointStore } from "./checkpoint.js";
+import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, undoNote, type CheckpointStore } from "./checkpoint.js";
 import { capOutput, toSafeText } from "./output.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { dataDir } from "./paths.js";
@@ -297,6 +297,11 @@ export class Agent {
       agent.#contextSource = "resume";
       const lastPrompt = r.all.findLast((m) => isPrompt(m));
       agent.#planNoted = !!lastPrompt?.blocks.some((b) => b.type === "text" && b.text.includes(PLAN_NOTE_START));
+      // an undo run by another process since the last prompt (`larik -c -p /undo`, then `-c`)
+      // queued its note in that process, which ended before a prompt could carry it
+      const since = prior.entries().findLast((e) => e.type === "message" && e.message !== undefined && isPrompt(e.message))?.ts;
+      const undone = since && agent.checkpoints.undoneAfter ? await agent.checkpoints.undoneAfter(since).catch(() => []) : [];
+      if (undone.length) agent.notes.push(undoNote(undone));
       // the user sees them as notices at the first turn, the model as notes (without this
       // machine's path to the file, which tells the model nothing)
       for (const w of prior.warnings) agent.notes.push(w.replace(/\S+\.jsonl(?=:\d+:)/g, "the session file"));

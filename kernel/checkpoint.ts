@@ -45,6 +45,21 @@ export interface CheckpointStore {
   undoSince?(turn: number): Promise<string[]>;
   /** The number of the current turn's unit, recorded on prompts so `/rewind` can map them; optional. */
   currentTurn?(): number | undefined;
+  /**
+   * The project-relative paths of the units undone after `since` (an ISO 8601 UTC time, as
+   * session entries carry), oldest unit first, each path once; optional. A resumed session asks
+   * it with its last prompt's time: an undo another process ran after that prompt (`larik -c -p
+   * /undo`) has not been told to the model yet.
+   */
+  undoneAfter?(since: string): Promise<string[]>;
+}
+
+/**
+ * The `<system-note>` text queued after an undo, so the model re-reads what changed under it
+ * (LARIK-REFERENCE §8).
+ */
+export function undoNote(files: readonly string[]): string {
+  return `The user ran /undo: the file changes of the last file-changing turn were reverted. These files are back to their earlier content (or removed if they were new): ${files.join(", ")}. Re-read them before relying on or editing their content.`;
 }
 
 /** A store that keeps nothing (embedding without undo, or tests). */
@@ -344,6 +359,28 @@ class FileCheckpointStore implements CheckpointStore {
   /** The turn number of the unit in progress (undefined before the first turn). */
   currentTurn(): number | undefined {
     return this.#turn ?? this.#lastTurn;
+  }
+
+  async undoneAfter(since: string): Promise<string[]> {
+    let names: string[];
+    try {
+      names = (await readdir(this.#dir)).filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(a) - Number(b));
+    } catch {
+      return [];
+    }
+    const after = Date.parse(since);
+    const paths = new Set<string>();
+    for (const name of names) {
+      try {
+        // an undo rewrites the manifest (a rename into the folder): older folders need no read
+        if ((await stat(join(this.#dir, name))).mtimeMs < after - 2000) continue; // 2 s: coarse file system clocks
+        const m = ManifestSchema.parse(JSON.parse(await readFile(join(this.#dir, name, "manifest.json"), "utf8")));
+        if (m.undone && Date.parse(m.undone) > after) for (const e of m.entries) paths.add(e.path);
+      } catch {
+        // no manifest (nothing captured) or an unreadable one: undo reports that one itself
+      }
+    }
+    return [...paths];
   }
 
   /** Undoes the newest not-yet-undone unit numbered ≥ `minTurn`; undefined when none is left. */

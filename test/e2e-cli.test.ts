@@ -272,6 +272,26 @@ describe("larik -p end to end", () => {
     expect(JSON.stringify(server.requests[0]!.body.messages)).toContain("hello from a pipe");
   });
 
+  it("/undo in one -p run reaches the model at the next -c, once", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const m = ["--model", "openai-compatible/m"];
+    server.requests.length = 0;
+    server.push(...FIX_SCRIPT.slice(2, 4), { text: "Fixed." });
+    expect((await runCli(["-p", "--mode", "yolo", ...m, "fix sum.js"], { cwd: repo, env })).code).toBe(0);
+    expect(readFileSync(join(repo, "sum.js"), "utf8")).toContain("a + b");
+    const undo = await runCli(["-c", "-p", "/undo"], { cwd: repo, env });
+    expect([undo.code, undo.stdout]).toEqual([0, "reverted 1 file:\n  sum.js\n"]);
+    expect(readFileSync(join(repo, "sum.js"), "utf8")).toContain("a - b");
+    const lastUser = () => JSON.stringify(server.requests.at(-1)!.body.messages.at(-1));
+    server.push({ text: "I will read it again." }, { text: "ok" });
+    expect((await runCli(["-c", "-p", "is sum.js fixed?"], { cwd: repo, env })).code).toBe(0);
+    expect(lastUser()).toMatch(/<system-note>The user ran \/undo: .*These files are back to their earlier content \(or removed if they were new\): sum\.js\..*is sum\.js fixed\?/);
+    expect((await runCli(["-c", "-p", "thanks"], { cwd: repo, env })).code).toBe(0);
+    expect(lastUser()).not.toContain("/undo");
+  });
+
   it("stops at max_turns with an error: exit 1, the error on stderr (text) or before done (json)", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

@@ -2,7 +2,7 @@
  * `/clear`, `/compact` and `/undo` (LARIK-REFERENCE §8, §9, §24): context and file resets.
  * Each writes only new entries or notes; the transcript is never rewritten (invariant 4).
  */
-import { noCheckpoints, type Command, type CompactResult } from "../../kernel/index.js";
+import { noCheckpoints, undoNote, type Command, type CompactResult } from "../../kernel/index.js";
 import { COMMAND_META } from "./meta.js";
 import { kTokens } from "./format.js";
 
@@ -28,10 +28,6 @@ export const compactCommand: Command = {
   },
 };
 
-/** The `<system-note>` queued after an undo so the model re-reads what changed under it (§8). */
-export function undoNote(files: string[]): string {
-  return `The user ran /undo: the file changes of the last file-changing turn were reverted. These files are back to their earlier content (or removed if they were new): ${files.join(", ")}. Re-read them before relying on or editing their content.`;
-}
 
 export const undoCommand: Command = {
   ...COMMAND_META.undo,
