@@ -260,6 +260,27 @@ describe("request body", () => {
     expect(again.messages[1].content[0].id).toBe(uses[0]);
   });
 
+  it("keeps tool-call ids unique across the request when another provider repeated them", async () => {
+    // a server that numbers calls per message (Kimi's "functions.read:0", llama.cpp's "call_0")
+    // gave two turns the same ids; the conversation then moves to Claude
+    const turn = (id: string, i: number): Message[] => [
+      { role: "assistant", model: "kimi-k2", blocks: [{ type: "tool_use", id, name: "read", input: { n: i } }, { type: "tool_use", id: `${id}b`, name: "read", input: {} }] },
+      { role: "user", blocks: [{ type: "tool_result", id, content: `r${i}` }, { type: "tool_result", id: `${id}b`, content: `b${i}` }] },
+    ];
+    const messages: Message[] = [{ role: "user", blocks: [{ type: "text", text: "go" }] }, ...turn("call_0", 1), ...turn("call_0", 2), ...turn("call_0", 3)];
+    const body = await send(request({ messages }));
+    const uses = body.messages.flatMap((m: any) => m.content.filter((b: any) => b.type === "tool_use").map((b: any) => b.id));
+    expect(uses).toEqual(["call_0", "call_0b", "call_0_2", "call_0b_2", "call_0_3", "call_0b_3"]);
+    // each result answers its own call
+    const results = body.messages.flatMap((m: any) => m.content.filter((b: any) => b.type === "tool_result").map((b: any) => `${b.tool_use_id}=${b.content}`));
+    expect(results).toEqual(["call_0=r1", "call_0b=b1", "call_0_2=r2", "call_0b_2=b2", "call_0_3=r3", "call_0b_3=b3"]);
+    // a later request names the earlier calls the same way (the cached prefix holds)
+    const again = await send(request({ messages: [...messages, ...turn("call_0", 4)] }));
+    expect(again.messages.slice(0, body.messages.length).map((m: any) => m.content.map((b: any) => b.id ?? b.tool_use_id))).toEqual(
+      body.messages.map((m: any) => m.content.map((b: any) => b.id ?? b.tool_use_id)),
+    );
+  });
+
   it("sends user images as base64 image blocks", async () => {
     const body = await send(request({ messages: [{ role: "user", blocks: [{ type: "image", media_type: "image/jpeg", data: "/9j/" }, { type: "text", text: "what is it?" }] }] }));
     expect(body.messages[0].content[0]).toEqual({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/" } });

@@ -40,7 +40,9 @@ const EPHEMERAL = { type: "ephemeral" } as const;
  *   tool call).
  * - Tool-call ids are kept, except ids the API's pattern `^[a-zA-Z0-9_-]+$` rejects (ids made
  *   by other providers, e.g. Kimi's `functions.bash:0`, after a model switch): see
- *   {@link anthropicToolId}.
+ *   {@link anthropicToolId}; and except an id an earlier call of the conversation already has
+ *   (the API wants every `tool_use` id of a request unique, while servers that number calls per
+ *   message, such as Kimi's, repeat them): that call and its result get `<id>_2`, `_3`, ….
  * - Thinking (signature kept verbatim), redacted thinking and opaque server-tool blocks are
  *   replayed only when the block's `provider` is this provider and the message's `model` is the
  *   requested model (invariant 11); otherwise they are dropped.
@@ -53,8 +55,18 @@ const EPHEMERAL = { type: "ephemeral" } as const;
 export function buildBody(req: ModelRequest, ctx: BuildContext): Record<string, unknown> {
   const maxTokens = req.max_tokens ?? ctx.defaultMaxTokens;
   const messages: ApiMessage[] = [];
+  const used = new Set<string>();
+  // the ids of the last assistant message's calls, which the next user message's results answer
+  let ids = new Map<string, string>();
   for (const m of req.messages) {
-    const content = m.role === "user" ? userContent(m.blocks) : assistantContent(m, req.model, ctx.provider);
+    let content: ApiBlock[];
+    if (m.role === "user") {
+      content = userContent(m.blocks, (id) => ids.get(id) ?? anthropicToolId(id));
+      ids = new Map();
+    } else {
+      ids = uniqueToolIds(m, used);
+      content = assistantContent(m, req.model, ctx.provider, (id) => ids.get(id) ?? anthropicToolId(id));
+    }
     if (content.length) messages.push({ role: m.role, content });
   }
   placeCacheBreakpoints(messages);
@@ -92,6 +104,28 @@ export function anthropicToolId(id: string): string {
   return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
 }
 
+/**
+ * The request ids of `m`'s tool calls, by their own id: {@link anthropicToolId}, with `_<n>`
+ * added (the first `n` from 2 up that is free) when an earlier call in `used` has that id, so the
+ * API's "tool_use ids must be unique" (HTTP 400, on every request of the session) is never met.
+ * Earlier messages are mapped the same way in every request: the prompt prefix stays cached.
+ */
+function uniqueToolIds(m: Message, used: Set<string>): Map<string, string> {
+  const ids = new Map<string, string>();
+  for (const b of m.blocks) {
+    if (b.type !== "tool_use" || ids.has(b.id)) continue;
+    let id = anthropicToolId(b.id);
+    if (used.has(id)) {
+      let n = 2;
+      while (used.has(`${id}_${n}`)) n++;
+      id = `${id}_${n}`;
+    }
+    used.add(id);
+    ids.set(b.id, id);
+  }
+  return ids;
+}
+
 /** True when `text` has something besides white space (what the API accepts in a text block). */
 const hasText = (text: string | undefined): text is string => !!text && text.trim() !== "";
 
@@ -99,12 +133,12 @@ function imageBlock(media_type: string, data: string): ApiBlock {
   return { type: "image", source: { type: "base64", media_type, data } };
 }
 
-function userContent(blocks: Block[]): ApiBlock[] {
+function userContent(blocks: Block[], idOf: (id: string) => string): ApiBlock[] {
   const results: ApiBlock[] = [];
   const rest: ApiBlock[] = [];
   for (const b of blocks) {
     if (b.type === "tool_result") {
-      const out: ApiBlock = { type: "tool_result", tool_use_id: anthropicToolId(b.id) };
+      const out: ApiBlock = { type: "tool_result", tool_use_id: idOf(b.id) };
       if (b.images?.length) {
         const parts: ApiBlock[] = [];
         if (hasText(b.content)) parts.push({ type: "text", text: b.content });
@@ -124,7 +158,7 @@ function userContent(blocks: Block[]): ApiBlock[] {
   return [...results, ...rest];
 }
 
-function assistantContent(m: Message, model: string, provider: string): ApiBlock[] {
+function assistantContent(m: Message, model: string, provider: string, idOf: (id: string) => string): ApiBlock[] {
   const out: ApiBlock[] = [];
   const sameModel = m.model === model;
   for (const b of m.blocks) {
@@ -138,7 +172,7 @@ function assistantContent(m: Message, model: string, provider: string): ApiBlock
         break;
       case "tool_use": {
         const input = b.input && typeof b.input === "object" && !Array.isArray(b.input) ? b.input : {};
-        out.push({ type: "tool_use", id: anthropicToolId(b.id), name: b.name, input });
+        out.push({ type: "tool_use", id: idOf(b.id), name: b.name, input });
         break;
       }
       case "opaque":
