@@ -138,6 +138,9 @@ describe("/clear, /compact, /undo", () => {
     expect(JSON.stringify(agent.messages)).toContain("we talked about words");
     const cost = await runCommand(t.host, agent, "/cost");
     expect(cost.lines.at(-1)).toMatch(/^compactions: 1 · ~\d+k tokens freed$/);
+    // after /clear there is nothing to summarize: said, like "nothing to undo", not thrown
+    await runCommand(t.host, agent, "/clear");
+    expect((await runCommand(t.host, agent, "/compact")).lines).toEqual(["nothing to compact: the context is empty (send a prompt first)"]);
   });
 
   it("/undo reverts through the checkpoint store and queues a note naming the files", async () => {

@@ -22,6 +22,12 @@ export const clearCommand: Command = {
 export const compactCommand: Command = {
   ...COMMAND_META.compact,
   async run(ctx) {
+    // an empty context is a state, as "nothing to undo" is, not a failure (`larik -c -p /compact`
+    // in a script after /clear exits 0)
+    if (!ctx.agent.messages.length && !ctx.agent.running) {
+      ctx.print("nothing to compact: the context is empty (send a prompt first)");
+      return;
+    }
     // Agent.compact holds the turn slot, so esc (agent.cancel) stops it and no prompt races it.
     const r = await ctx.agent.compact("manual");
     ctx.print(`compacted: ${compactLine(r)}`);
