@@ -4,7 +4,8 @@
  * Read tools resolve paths the same way but are not confined (§4: read is a guard, not a boundary).
  */
 import { lstat } from "node:fs/promises";
-import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
+import { homedir } from "node:os";
+import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
 import { protectedPathReason, type ToolContext, type ToolResult } from "../../kernel/index.js";
 
 /** A refusal or bad input: the message is one line telling the model what to fix. */
@@ -42,14 +43,24 @@ export function pathSubject(p: string): string {
 }
 
 /**
- * Resolves a tool path argument against `ctx.cwd`. `..` segments are normalized lexically before
- * the file system sees the path, so `link/../x` can never be reinterpreted through a symlink.
+ * `~` and `~/…` as the home folder (what models write for it), as the permission checker reads
+ * them: a tool that took `~/proj/a.ts` as `./~/proj/a.ts` would write another file than the one
+ * the checker allowed, in a folder named `~`. `~user/…` stays as written.
+ */
+export function expandHome(p: string): string {
+  return p === "~" || p.startsWith("~/") ? join(homedir(), p.slice(1)) : p;
+}
+
+/**
+ * Resolves a tool path argument against `ctx.cwd` (`~` is the home folder, see
+ * {@link expandHome}). `..` segments are normalized lexically before the file system sees the
+ * path, so `link/../x` can never be reinterpreted through a symlink.
  * @throws ToolInputError for an empty path or one containing NUL.
  */
 export function resolvePath(ctx: Pick<ToolContext, "cwd">, p: string): ResolvedPath {
   if (typeof p !== "string" || p.trim() === "") throw new ToolInputError("path is empty: give a file path relative to the working directory or absolute");
   if (p.includes("\0")) throw new ToolInputError("path contains a NUL byte: give a plain file path");
-  const abs = resolve(ctx.cwd, p);
+  const abs = resolve(ctx.cwd, expandHome(p));
   return { abs, rel: displayPath(ctx.cwd, abs) };
 }
 

@@ -74,6 +74,24 @@ describe("write", () => {
     await expect(stat(join(root, "n.txt"))).rejects.toThrow();
   });
 
+  it("takes ~/ as the home folder, as the permission checker does, never as a folder named ~", async () => {
+    const home = process.env.HOME;
+    process.env.HOME = root; // the project lies in the home folder, as most do
+    try {
+      const ctx = makeContext(root);
+      const w = await call(writeTool, { path: "~/notes/a.txt", content: "hi\n" }, ctx);
+      expect([w.is_error, w.content]).toEqual([undefined, "Created notes/a.txt (1 line, 3 bytes)"]);
+      expect(await readFile(join(root, "notes/a.txt"), "utf8")).toBe("hi\n");
+      const r = await call(readTool, { path: "~/notes/a.txt" }, ctx);
+      expect(r.content).toBe("     1\thi");
+      const dup = await call(writeFilesTool, { files: [{ path: "~/b.txt", content: "1" }, { path: "b.txt", content: "2" }] }, ctx);
+      expect(dup.content).toContain("duplicate path");
+      expect(existsSync(join(root, "~"))).toBe(false);
+    } finally {
+      process.env.HOME = home;
+    }
+  });
+
   it("refuses paths outside the project, `..` escapes and absolute paths elsewhere", async () => {
     await mkdir(join(root, "proj"));
     const proj = join(root, "proj");

@@ -9,6 +9,7 @@ import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../..
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { prepareWrite, type WriteTarget } from "./fileio.js";
 import { writeOne } from "./write.js";
+import { expandHome } from "./paths.js";
 
 const input = lazySchema(() =>
   z.object({
@@ -24,7 +25,7 @@ const input = lazySchema(() =>
 async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
   const seen = new Map<string, string>();
   for (const f of args.files) {
-    const abs = resolve(ctx.cwd, f.path);
+    const abs = resolve(ctx.cwd, expandHome(f.path));
     const prev = seen.get(abs);
     if (prev !== undefined) {
       return { content: `duplicate path: ${f.path} and ${prev} are the same file; give each file once. Nothing was written.`, is_error: true };
