@@ -534,6 +534,12 @@ export class Agent {
           emit({ type: "error", text: res.message });
           return "error";
         }
+        // the context is this prompt alone: a summary of it would not fit either, and an error
+        // that starts "compaction failed" names a step the user never asked for
+        if (this.messages.length <= 1) {
+          emit({ type: "error", text: `the prompt does not fit the model's context window, with nothing earlier to compact (${res.message}): shorten it, or use a model with a larger window` });
+          return "error";
+        }
         overflowRetried = true;
         const c = await this.#compactSafely("overflow", tools, signal, emit, true);
         if (!c) return signal.aborted ? "interrupted" : "error";

@@ -95,10 +95,22 @@ describe("compaction", () => {
 
   it("a second overflow in the same turn is an error, not a loop", async () => {
     const overflow = () => new ProviderError({ provider: "scripted", kind: "context_overflow", message: "prompt is too long" });
-    const { agent, provider } = await agentWith([{ error: overflow() }, summaryReply("s"), { error: overflow() }], 200_000);
+    const { agent, provider } = await agentWith([{ blocks: [text("a")] }, { error: overflow() }, summaryReply("s"), { error: overflow() }], 200_000);
+    await drain(agent.run("first"));
     const events = await drain(agent.run("x"));
     expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "error" });
-    expect(provider.requests).toHaveLength(3);
+    expect(provider.requests).toHaveLength(4);
+  });
+
+  it("a prompt that overflows alone is an error that says so, without a compaction that cannot help", async () => {
+    const overflow = new ProviderError({ provider: "scripted", kind: "context_overflow", message: "prompt is too long: 600123 tokens > 128000 maximum" });
+    const { agent, provider } = await agentWith([{ error: overflow }, summaryReply("never asked")], 200_000);
+    const events = await drain(agent.run("lorem ipsum ".repeat(1000)));
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "error" });
+    expect(events.filter((e) => e.type === "error").map((e) => (e as { text: string }).text)).toEqual([
+      "the prompt does not fit the model's context window, with nothing earlier to compact (scripted: prompt is too long: 600123 tokens > 128000 maximum): shorten it, or use a model with a larger window",
+    ]);
+    expect(provider.requests).toHaveLength(1);
   });
 
   it("/compact summarizes on demand and carries open todo items and changed files", async () => {
