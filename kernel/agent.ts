@@ -6,7 +6,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import { AgentEventSchema, type AgentEvent, type PermissionAnswer, type StopReason, type UsageInfo } from "./events.js";
 import type { Host } from "./host.js";
 import { Channel } from "./channel.js";
@@ -35,6 +34,7 @@ import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, undoNote, typ
 import { capOutput, toSafeText } from "./output.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { dataDir } from "./paths.js";
+import { inheritSidecars, sidecarDirOf } from "./sidecars.js";
 import { updatePrivateProjectSettings } from "./config.js";
 import {
   changedFiles,
@@ -302,6 +302,8 @@ export class Agent {
       const since = prior.entries().findLast((e) => e.type === "message" && e.message !== undefined && isPrompt(e.message))?.ts;
       const undone = since && agent.checkpoints.undoneAfter ? await agent.checkpoints.undoneAfter(since).catch(() => []) : [];
       if (undone.length) agent.notes.push(undoNote(undone));
+      // a branch's history may send the model to raw_output for a call its source ran
+      if (store) await inheritSidecars(host.env, store, host.cwd, prior).catch(() => {});
       // the user sees them as notices at the first turn, the model as notes (without this
       // machine's path to the file, which tells the model nothing)
       for (const w of prior.warnings) agent.notes.push(w.replace(/\S+\.jsonl(?=:\d+:)/g, "the session file"));
@@ -899,7 +901,7 @@ export class Agent {
       sandbox: this.host.sandbox,
       notice: (text) => emit({ type: "notice", text }),
       sidecarDir: async () => {
-        const dir = join(dataDir(this.host.env), "sidecars", this.session.id);
+        const dir = sidecarDirOf(this.host.env, this.session.id);
         await mkdir(dir, { recursive: true, mode: 0o700 });
         return dir;
       },

@@ -292,6 +292,29 @@ describe("larik -p end to end", () => {
     expect(lastUser()).not.toContain("/undo");
   });
 
+  it("a branch keeps the output its history sends the model to raw_output for", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const m = ["--model", "openai-compatible/m"];
+    server.requests.length = 0;
+    server.push({ tools: [{ id: "big", name: "bash", input: { command: "seq 1 20000" } }] }, { text: "long." });
+    expect((await runCli(["-p", "--mode", "yolo", ...m, "count"], { cwd: repo, env })).code).toBe(0);
+    const cut = server.requests[1]!.body.messages.find((x: any) => x.role === "tool").content as string;
+    expect(cut).toContain('raw_output tool_call_id="big"');
+    const rawCall = { tools: [{ id: "r1", name: "raw_output", input: { tool_call_id: "big", offset: 0, limit: 12 } }] };
+    const result = () => server.requests.at(-1)!.body.messages.find((x: any) => x.role === "tool" && x.tool_call_id === "r1")?.content;
+    // a branch made by --fork, then a branch of that branch made by /fork and resumed
+    server.push(rawCall, { text: "ok" });
+    expect((await runCli(["-c", "--fork", "-p", "show the start"], { cwd: repo, env })).code).toBe(0);
+    expect(result()).toBe("bytes 0-12 of 108894:\n1\n2\n3\n4\n5\n6\n\n[next offset: 12]");
+    const fork = await runCli(["-c", "-p", "/fork"], { cwd: repo, env });
+    const branch = /larik --resume (\S+)/.exec(fork.stdout)![1]!;
+    server.push(rawCall, { text: "ok" });
+    expect((await runCli(["--resume", branch, "-p", "again"], { cwd: repo, env })).code).toBe(0);
+    expect(result()).toBe("bytes 0-12 of 108894:\n1\n2\n3\n4\n5\n6\n\n[next offset: 12]");
+  });
+
   it("stops at max_turns with an error: exit 1, the error on stderr (text) or before done (json)", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
