@@ -16,7 +16,8 @@ export default definePlugin({
         let failed = false;
         for await (const ev of agent.run(args.positionals.join(" "))) {
           if (ev.type === "permission_request") agent.respond(ev.request_id, { allow: false, reason: "answer mode never asks" });
-          if (ev.type === "assistant_message") {
+          // a reply cut short (`partial`) is not the answer
+          if (ev.type === "assistant_message" && !ev.partial) {
             answer = ev.message.blocks.map((b) => (b.type === "text" ? b.text : "")).join("");
           }
           if (ev.type === "error") failed = true;

@@ -682,13 +682,21 @@ export class Agent {
         const blocks: Block[] = [];
         if (partial) blocks.push({ type: "text", text: partial });
         blocks.push({ type: "text", text: `[${this.#interruption}]` });
-        this.#appendMessage({ role: "assistant", blocks, model: this.model });
+        const message: Message = { role: "assistant", blocks, model: this.model };
+        this.#appendMessage(message);
+        // the text already streamed reaches a reader of events too (`-p --output json` omits
+        // deltas), marked partial so that no front end takes it for the finished reply
+        if (partial) emit({ type: "assistant_message", message, partial: true });
         return { kind: "interrupted" };
       }
       if (!partial && err instanceof ProviderError && err.kind === "context_overflow") {
         return { kind: "overflow", message: errorText(err) };
       }
-      if (partial) this.#appendMessage({ role: "assistant", blocks: [{ type: "text", text: partial }, { type: "text", text: "[response cut off by an error]" }], model: this.model });
+      if (partial) {
+        const message: Message = { role: "assistant", blocks: [{ type: "text", text: partial }, { type: "text", text: "[response cut off by an error]" }], model: this.model };
+        this.#appendMessage(message);
+        emit({ type: "assistant_message", message, partial: true });
+      }
       emit({ type: "error", text: errorText(err) });
       return { kind: "error" };
     }

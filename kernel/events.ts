@@ -97,7 +97,19 @@ export const AgentEventSchema = lazySchema(() =>
     z.object({ type: z.literal("text_delta"), text: z.string(), ...base() }),
     z.object({ type: z.literal("thinking_delta"), text: z.string(), ...base() }),
     z.object({ type: z.literal("tool_call_streaming"), tool_id: z.string(), tool_name: z.string(), ...base() }),
-    z.object({ type: z.literal("assistant_message"), message: MessageSchema, ...base() }),
+    z.object({
+      type: z.literal("assistant_message"),
+      /** The reply as stored in the transcript. */
+      message: MessageSchema,
+      /**
+       * True for a reply cut short (the turn cancelled: a signal, `--timeout`, Esc; or the stream
+       * failed): `message` holds the text received, then the marker text block the transcript
+       * keeps (`[interrupted by user]`, `[interrupted: --timeout 5m reached]`, `[response cut off
+       * by an error]`). Sent only when some text had arrived; absent on a finished reply.
+       */
+      partial: z.optional(z.literal(true)),
+      ...base(),
+    }),
     z.object({
       type: z.literal("tool_start"),
       tool_id: z.string(),

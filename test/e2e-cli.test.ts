@@ -360,6 +360,62 @@ describe("larik -p end to end", () => {
     expect(t.stderr).toContain("✗ bash echo starting; sleep 30: [interrupted: --timeout 1s reached; the command and its child processes were killed]\n");
   });
 
+  it("--output json: a reply cut short by --timeout or a signal still comes as an assistant_message, marked partial", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const { AgentEventSchema } = await import("../kernel/index.js");
+    const parse = (stdout: string) => {
+      const events = stdout.trim().split("\n").map((l) => JSON.parse(l));
+      for (const e of events) expect(AgentEventSchema.safeParse(e).success, JSON.stringify(e)).toBe(true);
+      return events;
+    };
+    // the model streams half a reply and then says nothing more
+    server.push({ text: "Half of an answer that", hold: true });
+    const r = await runCli(["-p", "--output", "json", "--timeout", "2s", "--model", "openai-compatible/m", "hi"], { cwd: repo, env });
+    expect(r.code).toBe(1);
+    const events = parse(r.stdout);
+    expect(events.filter((e) => e.type === "assistant_message")).toEqual([
+      {
+        type: "assistant_message",
+        partial: true,
+        message: { role: "assistant", model: "m", blocks: [{ type: "text", text: "Half of an answer that" }, { type: "text", text: "[interrupted: --timeout 2s reached]" }] },
+      },
+    ]);
+    expect(events.slice(-2)).toEqual([{ type: "error", text: "stopped: --timeout 2s reached" }, expect.objectContaining({ type: "done", stop_reason: "interrupted" })]);
+
+    // a signal: the call streamed after the text shows the text has arrived
+    server.push({ text: "Let me look", tools: [{ id: "c1", name: "read", input: { path: "sum.js" } }], hold: true });
+    const child = spawn(process.execPath, [CLI, "-p", "--output", "json", "--model", "openai-compatible/m", "hi"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout!.on("data", (d) => (stdout += d));
+    const closed = new Promise<number | null>((done) => child.on("close", done));
+    for (let i = 0; i < 200 && !stdout.includes('"tool_call_streaming"'); i++) await new Promise((res) => setTimeout(res, 50));
+    child.kill("SIGINT");
+    expect(await closed).toBe(130);
+    const got = parse(stdout);
+    expect(got.find((e) => e.type === "assistant_message")).toEqual({
+      type: "assistant_message",
+      partial: true,
+      message: { role: "assistant", model: "m", blocks: [{ type: "text", text: "Let me look" }, { type: "text", text: "[interrupted by user]" }] },
+    });
+    expect(got.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
+
+    // a stream that breaks off: the text received, then the error
+    server.push({ text: "Cut short", cut: true });
+    const c = await runCli(["-p", "--output", "json", "--model", "openai-compatible/m", "hi"], { cwd: repo, env });
+    expect(c.code).toBe(1);
+    const cut = parse(c.stdout).filter((e) => e.type === "assistant_message" || e.type === "error");
+    expect(cut).toEqual([
+      {
+        type: "assistant_message",
+        partial: true,
+        message: { role: "assistant", model: "m", blocks: [{ type: "text", text: "Cut short" }, { type: "text", text: "[response cut off by an error]" }] },
+      },
+      { type: "error", text: expect.any(String) },
+    ]);
+  });
+
   it("bundles zod's English messages only: the headless bundle carries no other locale", () => {
     // a namespace import of zod/mini anywhere keeps all ~40 locales, doubling dist/headless.cjs
     const bundle = readFileSync(resolve(CLI, "..", "headless.cjs"), "utf8");

@@ -369,6 +369,25 @@ describe("busy sessions", () => {
     expect((await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "hello", wait: true })).body.text).toBe("hi there");
     await sse.close();
   });
+
+  it("cancels mid-reply: the partial reply is an assistant_message marked partial, not wait:true's answer", async () => {
+    const id = await newSession();
+    const sse = await subscribe(id);
+    // 100 deltas of 8 characters, 50 ms apart: cancelled long before the end
+    const waited = t.api("POST", `/v1/sessions/${id}/prompt`, { text: "stream 800 50", wait: true });
+    await sse.until(() => sse.events.filter((e) => e.event === "text_delta").length >= 2, "two deltas");
+    expect((await t.api("POST", `/v1/sessions/${id}/cancel`)).status).toBe(204);
+    const w = await waited;
+    expect(w.body).toMatchObject({ stop_reason: "interrupted", text: "" });
+    await sse.idle();
+    const replies = sse.events.filter((e) => e.event === "assistant_message");
+    expect(replies).toHaveLength(1);
+    const [got, marker] = replies[0]!.data.message.blocks;
+    expect(replies[0]!.data.partial).toBe(true);
+    expect(got.text).toMatch(/^x{16,792}$/);
+    expect(marker).toEqual({ type: "text", text: "[interrupted by user]" });
+    await sse.close();
+  });
 });
 
 describe("permissions", () => {

@@ -124,7 +124,7 @@ export const PromptAccepted = z.object({
 export const PromptResult = z.object({
   after_seq: z.number(),
   stop_reason: z.string(),
-  text: z.string().describe("text of the last assistant message"),
+  text: z.string().describe("text of the last finished assistant message (not one marked partial)"),
   error: z.string().optional().describe("the last error event's text, if any"),
 });
 

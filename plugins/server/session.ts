@@ -143,7 +143,8 @@ export class ServerSession {
       for await (const ev of events) {
         if (ev.type === "permission_request") this.permissions.add(ev);
         else this.bus.publish(ev);
-        if (ev.type === "assistant_message" && !ev.agent) last = ev.message;
+        // a reply cut short is not the answer: `text` stays the last finished reply's
+        if (ev.type === "assistant_message" && !ev.agent && !ev.partial) last = ev.message;
         else if (ev.type === "error" && !ev.agent) error = ev.text;
         else if (ev.type === "done" && !ev.agent) stop = ev.stop_reason;
       }

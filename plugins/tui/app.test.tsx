@@ -401,6 +401,10 @@ describe("composer", () => {
     await r.until("interrupted by user");
     await r.controller.idle();
     expect(r.screen()).not.toContain("never");
+    // the partial reply's assistant_message repeats neither the text streamed nor, as text, the marker the notice says
+    expect(r.screen().split("partial answer")).toHaveLength(2);
+    expect(r.screen().split("interrupted by user")).toHaveLength(2);
+    expect(r.screen()).not.toContain("[interrupted");
   });
 
   it("shift+enter, alt+enter and ctrl+j insert newlines; enter submits", async () => {

@@ -581,14 +581,17 @@ export class TuiController {
       case "assistant_message": {
         if (sub) break;
         const m = ev.message;
+        // a reply cut short ends with the transcript's marker block (`[interrupted by user]`,
+        // `[response cut off by an error]`): the `done` notice or the `error` line says that once
+        const blocks = ev.partial ? m.blocks.slice(0, -1) : m.blocks;
         if (!this.#live.thinkingShown) {
-          for (const b of m.blocks) {
+          for (const b of blocks) {
             if (b.type === "thinking" && b.text.trim() && !b.redacted) {
               this.#push({ kind: "thinking", text: b.text, ms: b.duration_ms ?? now - (this.#live.thinkingStarted ?? now), expanded: this.#showThinking });
             }
           }
         }
-        const full = m.blocks
+        const full = blocks
           .filter((b) => b.type === "text")
           .map((b) => (b as { text: string }).text)
           .join("");

@@ -13,6 +13,13 @@ export interface MockReply {
   /** Respond with this HTTP status and JSON body instead. */
   status?: number;
   body?: unknown;
+  /**
+   * Stream the text and calls but never the end of the reply: the response stays open, as a model
+   * still writing, until the client goes away (a cancelled turn, a `--timeout`).
+   */
+  hold?: boolean;
+  /** Stream the text and calls, then end the response without the reply's end (a broken stream). */
+  cut?: boolean;
 }
 
 export interface RecordedRequest {
@@ -99,8 +106,10 @@ export async function startMockModelServer(replies: MockReply[] = []): Promise<M
       const model = typeof body?.model === "string" ? body.model : "mock";
       const anthropic = (req.url ?? "").includes("/messages");
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-      for (const frame of anthropic ? anthropicEvents(reply, model) : openaiChunks(reply, model)) res.write(frame);
-      res.end();
+      const frames = anthropic ? anthropicEvents(reply, model) : openaiChunks(reply, model);
+      // a held or cut reply stops before its finish (OpenAI: the finish chunk, usage and [DONE]; Anthropic: message_delta and message_stop)
+      for (const frame of reply.hold || reply.cut ? frames.slice(0, anthropic ? -2 : -3) : frames) res.write(frame);
+      if (!reply.hold) res.end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -110,6 +119,11 @@ export async function startMockModelServer(replies: MockReply[] = []): Promise<M
     requests,
     server,
     push: (...r) => void queue.push(...r),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // a held reply whose client is still connected would keep the server open
+        server.closeAllConnections();
+      }),
   };
 }
