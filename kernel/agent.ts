@@ -753,6 +753,21 @@ export class Agent {
     let halt: string | undefined;
     type Approved = { index: number; use: ToolUseBlock; tool: AnyTool; input: unknown; info: ToolCallInfo };
     const approved: Approved[] = [];
+    // A refused call's tool_start/tool_end wait until every call before it in the reply has
+    // started (not finished): all calls are authorized before any runs, and a front end that
+    // prints a line per event (`-p`) would otherwise show the refusal of a second call before the
+    // first one's start.
+    const refused: boolean[] = new Array(uses.length).fill(false);
+    let announced = 0;
+    const announceRefused = (before: number) => {
+      for (; announced < before; announced++) {
+        if (!refused[announced]) continue;
+        const use = uses[announced]!;
+        const r = results[announced]!;
+        emit({ type: "tool_start", tool_id: use.id, tool_name: use.name, input: use.input });
+        emit({ type: "tool_end", tool_id: use.id, tool_name: use.name, input: use.input, output: r.content, is_error: true });
+      }
+    };
     for (let i = 0; i < uses.length; i++) {
       const use = uses[i]!;
       if (signal.aborted) break;
@@ -761,8 +776,8 @@ export class Agent {
       const r = await this.#authorize(use, byName.get(use.name), tools, signal, emit, (reason) => (halt ??= reason), approved.length === 0);
       if ("result" in r) {
         results[i] = r.result;
-        emit({ type: "tool_start", tool_id: use.id, tool_name: use.name, input: use.input });
-        emit({ type: "tool_end", tool_id: use.id, tool_name: use.name, input: use.input, output: r.result.content, is_error: true });
+        refused[i] = true;
+        if (!approved.length) announceRefused(i + 1);
       } else approved.push({ index: i, use, tool: r.tool, input: r.input, info: r.info });
     }
     // Execute: consecutive parallel-safe calls run together; others alone.
@@ -772,12 +787,17 @@ export class Agent {
       const safe = (a: Approved) => a.tool.kind === "read" || a.tool.concurrencySafe === true;
       if (safe(batch[0]!)) while (k + batch.length < approved.length && safe(approved[k + batch.length]!)) batch.push(approved[k + batch.length]!);
       k += batch.length;
-      await Promise.all(
-        batch.map(async (a) => {
-          results[a.index] = await this.#execute(a.use, a.tool, a.input, a.info, signal, emit);
-        }),
-      );
+      // #execute emits its tool_start before its first await: the batch's starts and the
+      // refusals between them go out in the calls' order, then those up to the next batch
+      const running = batch.map(async (a) => {
+        announceRefused(a.index);
+        results[a.index] = await this.#execute(a.use, a.tool, a.input, a.info, signal, emit);
+      });
+      announceRefused(approved[k]?.index ?? uses.length);
+      await Promise.all(running);
     }
+    // when the turn was cancelled before a call started, the refusals after it
+    announceRefused(uses.length);
     const blocks: ToolResultBlock[] = uses.map((u, i) => {
       if (results[i]) return results[i];
       // never started (the turn was cancelled): its tool_end still tells a front end, and a

@@ -191,6 +191,29 @@ describe("larik -p end to end", () => {
     expect(toolMsg.content).toMatch(/--mode accept-edits or --mode yolo/);
   });
 
+  it("shows the calls of one reply in their order when a later one is denied while an earlier one runs", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    // read and grep run (together: both read-only); the write between them asks, so is denied
+    const calls = [
+      { id: "c1", name: "read", input: { path: "sum.js" } },
+      { id: "c2", name: "write", input: { path: "notes.txt", content: "x" } },
+      { id: "c3", name: "grep", input: { pattern: "sum" } },
+    ];
+    server.push({ tools: calls }, { text: "Read, not written." });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "read and write"], { cwd: repo, env });
+    expect(r.code).toBe(0);
+    expect(r.stderr.split("\n").filter(Boolean).map((l) => l.slice(0, 20))).toEqual(["→ read sum.js", "✗ write notes.txt: h", "→ grep sum"]);
+    // the events of --output json keep that order too: each call's tool_start, then the next call's
+    server.push({ tools: calls.slice(0, 2) }, { text: "Read, not written." });
+    const j = await runCli(["-p", "--output", "json", "--model", "openai-compatible/m", "read and write"], { cwd: repo, env });
+    const events = j.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    const starts = events.filter((e) => e.type === "tool_start").map((e) => e.tool_id);
+    expect(starts).toEqual(["c1", "c2"]);
+    expect(events.find((e) => e.type === "tool_end" && e.tool_id === "c2").output).toMatch(/^permission denied: headless mode/);
+  });
+
   it("names only the modes that would allow a denied call: accept-edits does not run bash", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

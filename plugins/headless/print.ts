@@ -34,8 +34,13 @@ export function compactInput(input: unknown): string {
 export class TextPrinter implements Printer {
   #atLineStart = true;
   #wroteText = false;
-  /** Calls already reported as denied: their start line would read as if they ran. */
-  #denied = new Set<string>();
+  /**
+   * The `✗` line of each call headless mode denied, by tool id: printed at the call's tool_end,
+   * which the kernel sends in the calls' order (after the start of an earlier call that runs),
+   * while the permission_request comes before any call of the reply runs. Its start line would
+   * read as if it ran.
+   */
+  #denied = new Map<string, string>();
   constructor(
     private out: Out,
     private err: Out,
@@ -60,8 +65,12 @@ export class TextPrinter implements Printer {
       case "tool_start":
         if (!this.#denied.has(ev.tool_id)) this.#line(`${prefix}→ ${ev.tool_name} ${compactInput(ev.input)}`);
         break;
-      case "tool_end":
-        if (ev.is_error && !this.#denied.has(ev.tool_id)) {
+      case "tool_end": {
+        const denied = this.#denied.get(ev.tool_id);
+        if (denied !== undefined) {
+          this.#denied.delete(ev.tool_id);
+          this.#line(denied);
+        } else if (ev.is_error) {
           // bash puts what stopped it last ("[timed out …]", "[interrupted …]"), after its output
           const lines = ev.output.split("\n");
           const last = lines.at(-1)!;
@@ -70,6 +79,7 @@ export class TextPrinter implements Printer {
           this.#line(`${prefix}✗ ${ev.tool_name}${what ? ` ${what}` : ""}: ${shown}`);
         }
         break;
+      }
       case "notice":
         this.#line(`${prefix}! ${ev.text}`);
         break;
@@ -88,10 +98,9 @@ export class TextPrinter implements Printer {
     }
   }
   denied(ev: EventOf<"permission_request">, reason: string) {
-    this.#denied.add(ev.tool_id);
     // the user reads what the model is told: which --mode, or which rule, would allow it
     const prefix = ev.agent ? `  ↳ [${ev.agent}] ` : "";
-    this.#line(`${prefix}✗ ${ev.tool_name} ${compactInput(ev.input)}: ${reason}`);
+    this.#denied.set(ev.tool_id, `${prefix}✗ ${ev.tool_name} ${compactInput(ev.input)}: ${reason}`);
   }
   notice(text: string) {
     this.#line(`! ${text}`);
