@@ -62,13 +62,17 @@ export function agentOptionsFromArgs(args: CliArgs): Omit<AgentOptions, "host"> 
 }
 
 /**
- * Parses a duration such as `90`, `30s`, `5m`, `1h30m` into milliseconds (bare numbers are
- * seconds; `0` means none).
- * @throws ConfigError for anything else.
+ * Parses a duration into milliseconds: a bare number of seconds (`90`, `1.5`), or numbers with
+ * units `h`, `m`, `s`, `ms` written together (`30s`, `5m`, `1h30m`, `500ms`); surrounding spaces
+ * are ignored. `0` means none; any other value lasts at least 1 ms, so a tiny one is not taken
+ * for "none".
+ * @param flag the flag the value came with, named in the error.
+ * @throws ConfigError for anything else (a sign, a space inside, `5min`, `1d`, an empty value),
+ *   one line that names the flag and the accepted forms.
  */
 export function parseDuration(text: string, flag = "--timeout"): number {
   const t = text.trim();
-  if (/^\d+(\.\d+)?$/.test(t)) return Math.round(Number(t) * 1000);
+  if (/^\d+(\.\d+)?$/.test(t)) return Math.ceil(Number(t) * 1000);
   const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/gy;
   let ms = 0;
   let matched = 0;
@@ -77,6 +81,6 @@ export function parseDuration(text: string, flag = "--timeout"): number {
     ms += m[2] === "h" ? n * 3_600_000 : m[2] === "m" ? n * 60_000 : m[2] === "s" ? n * 1000 : n;
     matched = re.lastIndex;
   }
-  if (!t || matched !== t.length) throw new ConfigError(`${flag} ${text}: expected a duration such as 90s, 5m or 1h (0 for none)`);
-  return Math.round(ms);
+  if (!t || matched !== t.length) throw new ConfigError(`${flag} ${text}: expected a duration such as 90 (seconds), 90s, 5m, 1h30m or 500ms (0 for none)`);
+  return Math.ceil(ms);
 }

@@ -7,7 +7,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startMockModelServer, type MockModelServer, type MockReply } from "./fakes/mock-model-server.js";
 import { CLI, runCli } from "./fakes/run-cli.js";
 import { startConnectProxy } from "./fakes/connect-proxy.js";
@@ -382,6 +382,44 @@ describe("larik -p end to end", () => {
     expect(t.code).toBe(1);
     expect(t.stderr).toContain("✗ bash echo starting; sleep 30: [interrupted: --timeout 1s reached; the command and its child processes were killed]\n");
   });
+
+  it("--timeout: a bare number is seconds, a tiny value is not 'none', a bad value is a one-line usage error naming the flag", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    // its own server: a reply whose request a tiny timeout cancels before it is sent stays queued
+    const server = await startMockModelServer();
+    onTestFinished(() => server.close());
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const help = await runCli(["--help"], { cwd: repo, env });
+    expect(help.stdout).toMatch(/^ +--timeout <duration> +with -p: stop after this long: 90 \(seconds\), 90s, 5m, 1h30m \(0 = none\)$/m);
+    server.requests.length = 0;
+    for (const bad of ["5min", "1d", "5 m", "1.", ""]) {
+      const r = await runCli(["-p", "--timeout", bad, "--model", "openai-compatible/m", "hi"], { cwd: repo, env });
+      expect([bad, r.code, r.stderr]).toEqual([bad, 2, `larik: --timeout ${bad}: expected a duration such as 90 (seconds), 90s, 5m, 1h30m or 500ms (0 for none)\n`]);
+    }
+    expect(server.requests).toHaveLength(0);
+    // against a model that never finishes its reply: a run that ignored the timeout would wait
+    // until the guard below kills it (status -1)
+    const run = (timeout: string) =>
+      new Promise<{ code: number; stdout: string }>((done) => {
+        server.push({ text: "Started", hold: true });
+        const child = spawn(process.execPath, [CLI, "-p", "--output", "json", "--timeout", timeout, "--model", "openai-compatible/m", "hi"], { cwd: repo, env, stdio: ["ignore", "pipe", "ignore"] });
+        let stdout = "";
+        child.stdout!.on("data", (d) => (stdout += d));
+        const guard = setTimeout(() => child.kill("SIGKILL"), 20_000);
+        child.on("close", (code) => (clearTimeout(guard), done({ code: code ?? -1, stdout })));
+      });
+    // one second: the text that came first is kept (a millisecond would have cut the turn before it)
+    const secs = await run("1");
+    expect(secs.code).toBe(1);
+    const events = secs.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(events.find((e) => e.type === "assistant_message")?.message.blocks[0]).toEqual({ type: "text", text: "Started" });
+    expect(events.at(-2)).toEqual({ type: "error", text: "stopped: --timeout 1 reached" });
+    // a tenth of a millisecond rounds up, not down to 0 ("none")
+    const tiny = await run("0.0001");
+    expect(tiny.code).toBe(1);
+    expect(tiny.stdout).toContain('{"type":"error","text":"stopped: --timeout 0.0001 reached"}');
+  }, 60_000);
 
   it("--output json: a reply cut short by --timeout or a signal still comes as an assistant_message, marked partial", async () => {
     const repo = makeRepo();

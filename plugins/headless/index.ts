@@ -16,7 +16,7 @@ export default definePlugin({
       options: {
         print: { type: "boolean", short: "p", description: "headless: run the prompt, print the answer and exit" },
         output: { type: "string", description: "with -p: text (default) or json (one event per line)", value: "<format>" },
-        timeout: { type: "string", description: "with -p: stop after this long, e.g. 90s or 5m (0 = none)", value: "<duration>" },
+        timeout: { type: "string", description: "with -p: stop after this long: 90 (seconds), 90s, 5m, 1h30m (0 = none)", value: "<duration>" },
       },
       async run(host, args) {
         const { runHeadless } = await import("./run.js");
