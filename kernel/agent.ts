@@ -72,6 +72,13 @@ export interface AgentOptions {
   checkpoints?: CheckpointStore;
   /** Label for forwarded subagent events. */
   label?: string;
+  /**
+   * Open the agent even when its model cannot be opened (none configured, its key missing, an
+   * unknown provider): for a front end that may only run a slash command needing no model
+   * (`larik -p /cost`). The problem is kept in {@link Agent.modelError}, a model request fails
+   * with it, and a new session is kept in memory, not stored (nothing to continue with `-c`).
+   */
+  modelOptional?: boolean;
 }
 
 const INTERRUPTED = "interrupted by user";
@@ -88,6 +95,16 @@ export interface CompactResult {
 }
 const DEFAULT_MAX_TURNS = 200;
 const MAX_STOP_BLOCKS = 5;
+
+/** The provider of an agent whose model could not be opened: every request fails with why. */
+function unopenedProvider(err: ConfigError): Provider {
+  return {
+    name: "",
+    async *stream() {
+      throw err;
+    },
+  };
+}
 
 /** An in-memory session for hosts without a store. */
 class MemorySession implements SessionHandle {
@@ -171,6 +188,11 @@ export class Agent {
    */
   lastContextTokens = 0;
   #contextWindow?: number;
+  /**
+   * Why the model could not be opened, for an agent opened with `modelOptional`; undefined once
+   * a model is open (also after {@link setModel}). Its requests fail with this error.
+   */
+  modelError?: ConfigError;
 
   private constructor(opts: {
     host: Host;
@@ -250,19 +272,33 @@ export class Agent {
     let providerName: string;
     let model: string;
     let openNotices: string[] = [];
+    let modelError: ConfigError | undefined;
     if (opts.provider) {
       provider = opts.provider;
       providerName = opts.provider.name;
       model = spec?.includes("/") ? spec.slice(spec.indexOf("/") + 1) : (spec ?? "scripted");
     } else {
-      const opened = await openModel(spec, host.providers, s, host.env);
-      provider = opened.provider;
-      providerName = opened.resolved.provider;
-      model = opened.resolved.model;
-      openNotices = opened.notices;
+      try {
+        const opened = await openModel(spec, host.providers, s, host.env);
+        provider = opened.provider;
+        providerName = opened.resolved.provider;
+        model = opened.resolved.model;
+        openNotices = opened.notices;
+      } catch (err) {
+        if (!opts.modelOptional || !(err instanceof ConfigError)) throw err;
+        modelError = err;
+        provider = unopenedProvider(err);
+        // the spec as written, for `/model` and the catalog lookups of `/cost`; nothing resolved
+        const slash = spec?.indexOf("/") ?? -1;
+        providerName = spec && slash > 0 ? spec.slice(0, slash) : "";
+        model = spec && slash > 0 ? spec.slice(slash + 1) : (spec ?? "");
+      }
     }
     const session =
-      prior ?? (store ? await store.create({ cwd: host.cwd, provider: providerName, model }) : new MemorySession({ cwd: host.cwd, provider: providerName, model }));
+      prior ??
+      (store && !modelError
+        ? await store.create({ cwd: host.cwd, provider: providerName, model })
+        : new MemorySession({ cwd: host.cwd, provider: providerName, model }));
     const maxTurns = opts.maxTurns ?? (typeof s.max_turns === "number" ? s.max_turns : DEFAULT_MAX_TURNS);
     const agent = new Agent({
       host,
@@ -284,9 +320,10 @@ export class Agent {
       label: opts.label,
     });
     agent.#hostNoticeCursor = host.notices.length;
+    agent.modelError = modelError;
     host.notices.push(...openNotices); // shown at the first turn
     // a provider handed in ready-made (embedding, tests) is probed by whoever built it
-    if (!opts.provider) await agent.#probeModel();
+    if (!opts.provider && !modelError) await agent.#probeModel();
     if (prior) {
       const r = replayed!;
       agent.messages = r.messages;
@@ -326,6 +363,7 @@ export class Agent {
     this.model = opened.resolved.model;
     this.host.notices.push(...opened.notices);
     this.#contextWindow = undefined;
+    this.modelError = undefined;
     await this.#probeModel();
   }
 

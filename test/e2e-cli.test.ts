@@ -338,6 +338,42 @@ describe("larik -p end to end", () => {
     expect(result()).toBe("bytes 0-12 of 108894:\n1\n2\n3\n4\n5\n6\n\n[next offset: 12]");
   });
 
+  it("runs a slash command that needs no model without one; one whose prompt goes to the model still asks for it", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const bare = baseEnv(home); // no --model, no key variable, no config
+    const noModel = `larik: no model configured: pass --model provider/model, set "model" in ~/.config/larik/config.json, or export ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY\n`;
+    const cost = await runCli(["-p", "/cost"], { cwd: repo, env: bare });
+    expect([cost.code, cost.stderr]).toEqual([0, ""]);
+    expect(cost.stdout).toMatch(/^no model requests in this session yet\n/);
+    const json = await runCli(["-p", "--output", "json", "/cost"], { cwd: repo, env: bare });
+    expect(json.code).toBe(0);
+    // no session was stored, so done names none
+    expect(json.stdout.trim().split("\n").map((l) => JSON.parse(l)).at(-1)).toEqual({ type: "done", stop_reason: "end_turn" });
+    const model = await runCli(["-p", "/model"], { cwd: repo, env: bare });
+    expect([model.code, model.stdout.split("\n")[0]]).toEqual([0, `model: none (${noModel.slice("larik: ".length, -1)})`]);
+    for (const cmd of ["/help", "/mode", "/sessions"]) expect((await runCli(["-p", cmd], { cwd: repo, env: bare })).code, cmd).toBe(0);
+    // nothing for -c to continue: a run that could reach no model stores no session
+    expect(existsSync(join(home, ".local", "share", "larik", "sessions"))).toBe(false);
+    // a custom command expands to a prompt, which needs the model: the usage error, once
+    mkdirSync(join(repo, ".larik", "commands"), { recursive: true });
+    writeFileSync(join(repo, ".larik", "commands", "greet.md"), "---\ndescription: greet\n---\nSay hello to $ARGUMENTS\n");
+    const greet = await runCli(["-p", "/greet bob"], { cwd: repo, env: bare });
+    expect([greet.code, greet.stdout, greet.stderr]).toEqual([2, "", noModel]);
+    const plain = await runCli(["-p", "hello"], { cwd: repo, env: bare });
+    expect([plain.code, plain.stderr]).toEqual([2, noModel]);
+
+    // -c: the session's model, whose key is not set here, is not needed for /cost
+    const keyed = { ...bare, OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.push({ text: "hi" });
+    expect((await runCli(["-p", "--model", "openai-compatible/m", "hello"], { cwd: repo, env: keyed })).code).toBe(0);
+    const resumed = await runCli(["-c", "-p", "/cost"], { cwd: repo, env: bare });
+    expect([resumed.code, resumed.stderr]).toEqual([0, ""]);
+    expect(resumed.stdout).toMatch(/openai-compatible\/m/);
+    const again = await runCli(["-c", "-p", "/greet bob"], { cwd: repo, env: bare });
+    expect([again.code, again.stderr]).toEqual([2, "larik: missing API key for openai-compatible: set OPENAI_API_KEY (or providers.openai-compatible.api_key_env in your config)\n"]);
+  });
+
   it("stops at max_turns with an error: exit 1, the error on stderr (text) or before done (json)", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

@@ -64,7 +64,9 @@ export const modelCommand: Command = {
     const { agent, host } = ctx;
     const spec = ctx.args.trim();
     if (!spec) {
-      ctx.print(`model: ${agent.spec}${agent.effort ? ` · effort ${agent.effort}` : ""} · context window ${kTokens(agent.contextWindow())}`);
+      // an agent opened without its model (`larik -p /model` with none configured) says why
+      if (agent.modelError) ctx.print(`model: none (${agent.modelError.message})`);
+      else ctx.print(`model: ${agent.spec}${agent.effort ? ` · effort ${agent.effort}` : ""} · context window ${kTokens(agent.contextWindow())}`);
       const known = knownModelLines(host, agent.spec);
       if (known.length) {
         ctx.print("known models of connected providers:");

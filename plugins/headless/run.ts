@@ -91,7 +91,11 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   // a turn nobody can watch is not started (a C program would have died at that write)
   if (readerGone) return SIGPIPE_STATUS;
 
-  agent = await host.openAgent(agentOptionsFromArgs(args));
+  // a registered command may need no model (`/cost`, `/help`): it runs without one, and the
+  // model's problem (none configured, no key) is raised only when a prompt is to go to it
+  const line = parseCommandLine(prompt);
+  const modelOptional = line !== undefined && host.commands.get(line.name) !== undefined;
+  agent = await host.openAgent({ ...agentOptionsFromArgs(args), modelOptional });
   let failed = false;
   let timedOut = false;
   const signals = trapStopSignals(() => agent.cancel());
@@ -108,8 +112,10 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
       if (!host.commands.get(unknown)) throw unknownCommandError(host, unknown);
     }
     const text = await expandCommand(host, agent, prompt, printer);
+    if (text !== undefined && agent.modelError) throw agent.modelError;
     // a command that made no prompt ran no turn; a reader of --output json still gets its end
-    if (text === undefined) done = { type: "done", stop_reason: "end_turn", session_id: agent.session.id };
+    // (a session kept in memory, as when no model could be opened, has no id to resume)
+    if (text === undefined) done = { type: "done", stop_reason: "end_turn", ...(agent.modelError ? {} : { session_id: agent.session.id }) };
     else if (!readerGone) {
       for await (const ev of agent.run(text)) {
         if (ev.type === "permission_request") {
@@ -171,6 +177,7 @@ async function expandCommand(host: Host, agent: Agent, prompt: string, printer: 
     const r = await cmd.run({ host, agent, args: line.args, print: (t) => printer.output(t) });
     return r?.prompt;
   } catch (err) {
-    throw new Error(`/${cmd.name}: ${errorText(err)}`);
+    // a usage problem stays one (exit 2): `/compact` with no model configured
+    throw err instanceof ConfigError ? new ConfigError(`/${cmd.name}: ${errorText(err)}`) : new Error(`/${cmd.name}: ${errorText(err)}`);
   }
 }
