@@ -338,6 +338,26 @@ describe("larik -p end to end", () => {
     expect(result()).toBe("bytes 0-12 of 108894:\n1\n2\n3\n4\n5\n6\n\n[next offset: 12]");
   });
 
+  it("sends a prompt whose first word is a path to the model; a near miss of a command stays a usage error", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    // a custom command may have a dot in its name: that one runs
+    mkdirSync(join(repo, ".larik", "commands"), { recursive: true });
+    writeFileSync(join(repo, ".larik", "commands", "deploy.prod.md"), "---\ndescription: deploy\n---\nDeploy to production\n");
+    const lastUserText = () => JSON.stringify(server.requests.at(-1)!.body.messages.at(-1));
+    for (const prompt of ["/api/users returns 500, why?", "/etc/hosts is empty", "/README.md is outdated", "/v1.2 broke the build", "/deploy.prod"]) {
+      server.push({ text: "answered" });
+      const r = await runCli(["-p", "--model", "openai-compatible/m", prompt], { cwd: repo, env });
+      expect([prompt, r.code, r.stdout, r.stderr]).toEqual([prompt, 0, "answered\n", ""]);
+      expect(lastUserText()).toContain(prompt === "/deploy.prod" ? "Deploy to production" : JSON.stringify(prompt).slice(1, -1));
+    }
+    const sent = server.requests.length;
+    const typo = await runCli(["-p", "--model", "openai-compatible/m", "/cots"], { cwd: repo, env });
+    expect([typo.code, typo.stderr]).toEqual([2, "larik: unknown command /cots (did you mean /cost?): larik --help lists them; to send the text to the model as it is, start it with a space\n"]);
+    expect(server.requests.length).toBe(sent);
+  });
+
   it("runs a slash command that needs no model without one; one whose prompt goes to the model still asks for it", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
