@@ -338,6 +338,20 @@ describe("larik -p end to end", () => {
     expect(result()).toBe("bytes 0-12 of 108894:\n1\n2\n3\n4\n5\n6\n\n[next offset: 12]");
   });
 
+  it("a slash command's error names the command once", async () => {
+    const repo = makeRepo();
+    const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    for (const [cmd, error] of [
+      // messages that start with the command line, and one that does not
+      ["/mode bogus", "larik: /mode bogus: use one of default, accept-edits, plan, auto, yolo\n"],
+      ["/effort x y", "larik: /effort x y: use one of low, medium, high, xhigh, max or default\n"],
+      ["/prompt", "larik: /prompt: this session has no prompts yet\n"],
+    ]) {
+      const r = await runCli(["-p", "--model", "openai-compatible/m", cmd!], { cwd: repo, env });
+      expect([cmd, r.code, r.stderr]).toEqual([cmd, 1, error]);
+    }
+  });
+
   it("sends a prompt whose first word is a path to the model; a near miss of a command stays a usage error", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

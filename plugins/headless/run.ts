@@ -184,7 +184,10 @@ async function expandCommand(host: Host, agent: Agent, prompt: string, printer: 
     const r = await cmd.run({ host, agent, args: line.args, print: (t) => printer.output(t) });
     return r?.prompt;
   } catch (err) {
+    // the message names the command once: many already start with it (`/mode bogus: use one of …`)
+    const text = errorText(err);
+    const named = text === `/${cmd.name}` || text.startsWith(`/${cmd.name} `) || text.startsWith(`/${cmd.name}:`) ? text : `/${cmd.name}: ${text}`;
     // a usage problem stays one (exit 2): `/compact` with no model configured
-    throw err instanceof ConfigError ? new ConfigError(`/${cmd.name}: ${errorText(err)}`) : new Error(`/${cmd.name}: ${errorText(err)}`);
+    throw err instanceof ConfigError ? new ConfigError(named) : new Error(named);
   }
 }
