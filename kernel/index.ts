@@ -30,7 +30,12 @@ export { Channel } from "./channel.js";
 export { Agent, type AgentOptions, type CompactResult } from "./agent.js";
 export { ConfigError, errorText } from "./one-line.js";
 export { Host, type HostOptions } from "./host.js";
-export * from "./http.js";
+// provider-errors.ts and stream-read.ts also export helpers the other provider HTTP files share
+export { classifyHttpError, type HttpErrorInfo, isContextOverflow, parseRetryAfter, streamError, truncatedError } from "./provider-errors.js";
+export * from "./http-retry.js";
+export { readChunks, readNdjson, readNdjsonBatches, readSse, readSseBatches, type SseEvent, type StreamReadOptions } from "./stream-read.js";
+export * from "./stream-decoder.js";
+export * from "./tool-call-salvage.js";
 export * from "./cli-args.js";
 export * from "./compaction.js";
 export * from "./sandbox.js";
