@@ -1,6 +1,7 @@
 /**
- * kernel/http.ts: retry policy, error classification, SSE/NDJSON decoding and the stall guard,
- * over real HTTP on loopback (test/fakes/replay-server.ts).
+ * kernel/http-retry.ts, provider-errors.ts, stream-read.ts, stream-decoder.ts: retry policy, error
+ * classification, SSE/NDJSON decoding and the stall guard, over real HTTP on loopback
+ * (test/fakes/replay-server.ts).
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
