@@ -112,13 +112,14 @@ export async function selectSandbox(
       if (key && opts.cacheFile) writeCache(opts.cacheFile, { ...cache, [sandbox.name]: { key, at: now } });
       return { sandbox };
     }
-    const line = `${sandbox.name}: ${oneLine(r.reason) || "the probe failed"}${r.fix ? `; fix: ${oneLine(r.fix)}` : ""}`;
+    const line = `${sandbox.name}: ${asClause(r.reason) || "the probe failed"}${r.fix ? `; fix: ${asClause(r.fix)}` : ""}`;
     first ??= line;
   }
   return { notice: `no sandbox: ${first}. ${tail}` };
 }
 
-function oneLine(s: string | undefined): string {
+/** `s` on one line without its final period, to go inside the notice's sentence. */
+function asClause(s: string | undefined): string {
   return (s ?? "").replace(/\s+/g, " ").trim().replace(/\.$/, "");
 }
 
