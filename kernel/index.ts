@@ -37,6 +37,7 @@ export { readChunks, readNdjson, readNdjsonBatches, readSse, readSseBatches, typ
 export * from "./stream-decoder.js";
 export * from "./tool-call-salvage.js";
 export * from "./cli-args.js";
+export * from "./mentions.js";
 export * from "./compaction.js";
 export * from "./sandbox.js";
 export * from "./sandbox-env.js";

@@ -295,6 +295,30 @@ describe("larik -p end to end", () => {
     expect(JSON.stringify(server.requests[0]!.body.messages)).toContain("hello from a pipe");
   });
 
+  it("attaches @ mentions to the prompt; a refused one is a notice on stderr (text) or a notice event (json)", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    writeFileSync(join(repo, "secret.txt"), "do not send\n");
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    writeFileSync(join(home, ".config", "larik", "config.json"), JSON.stringify({ permissions: { deny: ["read(secret.txt)"] } }));
+    server.requests.length = 0;
+    server.push({ text: "explained" });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "explain @sum.js#L2 and @secret.txt"], { cwd: repo, env });
+    expect([r.code, r.stdout]).toEqual([0, "explained\n"]);
+    expect(r.stderr).toMatch(/^! @secret\.txt not attached: .+\n$/);
+    const user = JSON.stringify(server.requests[0]!.body.messages.filter((m: any) => m.role === "user"));
+    expect(user).toContain("explain @sum.js#L2 and @secret.txt");
+    expect(user).toContain('<file path=\\"sum.js\\" lines=\\"2-2\\">\\n     2\\t  return a - b;\\n</file>');
+    expect(user).not.toContain("do not send");
+
+    server.push({ text: "again" });
+    const j = await runCli(["-p", "--output", "json", "--model", "openai-compatible/m", "explain @secret.txt"], { cwd: repo, env });
+    expect([j.code, j.stderr]).toEqual([0, ""]);
+    const events = j.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(events[0]).toEqual({ type: "notice", text: expect.stringMatching(/^@secret\.txt not attached: /) });
+  });
+
   it("/undo in one -p run reaches the model at the next -c, once", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

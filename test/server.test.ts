@@ -3,7 +3,7 @@
  * check, body rules, 409s on busy sessions, permission round trips and cancel.
  */
 import { request as httpRequest } from "node:http";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTES } from "../plugins/server/routes.js";
@@ -219,6 +219,22 @@ describe("routes", () => {
     expect(info.body.title).toBe("hello");
     expect(info.body.usage.total).toMatchObject({ input: 20, output: 10 });
     expect(info.body.usage.by_model["scripted/x"]).toMatchObject({ requests: 2 });
+  });
+
+  it("attaches a prompt's @ mentions; a refused one is a notice event", async () => {
+    writeFileSync(join(t.cwd, "note.txt"), "first line\nsecond line\n");
+    const id = await newSession();
+    const sse = await subscribe(id);
+    const w = await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "read @note.txt#L2 and @nowhere.txt", wait: true });
+    // the scripted model echoes the newest block: the attachment
+    expect(w.body.text).toBe('echo: <file path="note.txt" lines="2-2">\n     2\tsecond line\n</file>');
+    mkdirSync(join(t.cwd, "big"));
+    writeFileSync(join(t.cwd, "big", "huge.txt"), "x".repeat(300 * 1024));
+    await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "see @big/huge.txt", wait: true });
+    await sse.until(() => sse.events.filter((e) => e.event === "done").length === 2, "the second turn's done");
+    const notices = sse.events.filter((e) => e.event === "notice").map((e) => e.data.text);
+    expect(notices).toEqual([expect.stringMatching(/^@big\/huge\.txt not attached: 300 KB is over the 256 KB limit/)]);
+    await sse.close();
   });
 
   it("returns messages (also for an unloaded session), resumes, continues and forks", async () => {

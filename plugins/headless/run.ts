@@ -6,11 +6,14 @@ import {
   agentOptionsFromArgs,
   ConfigError,
   errorText,
+  expandMentions,
+  hasMentions,
   nearestCommand,
   parseCommandLine,
   parseDuration,
   type Agent,
   type AgentEvent,
+  type Block,
   type CliArgs,
   type Host,
   type AnyTool,
@@ -117,7 +120,15 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
     // (a session kept in memory, as when no model could be opened, has no id to resume)
     if (text === undefined) done = { type: "done", stop_reason: "end_turn", ...(agent.modelError ? {} : { session_id: agent.session.id }) };
     else if (!readerGone) {
-      for await (const ev of agent.run(text)) {
+      // `@path` mentions attach files (LARIK-REFERENCE §2, §22), after a command has made its
+      // prompt: a skill's text may mention files too
+      let turn: string | Block[] = text;
+      if (hasMentions(text)) {
+        const x = await expandMentions(text, agent);
+        for (const n of x.notices) printer.notice(n);
+        if (x.blocks.length > 1) turn = x.blocks;
+      }
+      for await (const ev of agent.run(turn)) {
         if (ev.type === "permission_request") {
           const reason = denialReason(ev.suggested_rule, modesThatAllow(agent.checker, host.tools.get(ev.tool_name), ev.input));
           agent.respond(ev.request_id, { allow: false, reason, automatic: true });

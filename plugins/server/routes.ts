@@ -206,7 +206,7 @@ export const ROUTES: RouteDef[] = [
     handler: async ({ state, req, params }) => {
       const s = state.sessions.get(params.id!);
       const body = await readJson(req, S.PromptBody);
-      const run = s.startPrompt(body.text);
+      const run = await s.startPrompt(body.text);
       if (!body.wait) {
         run.done.catch(() => {});
         return json(202, { after_seq: run.after_seq });

@@ -9,10 +9,13 @@ import {
   costOf,
   emptyUsage,
   errorText,
+  expandMentions,
+  hasMentions,
   promptsOf,
   resolveModel,
   type Agent,
   type AgentEvent,
+  type Block,
   type Effort,
   type Message,
   type PermissionMode,
@@ -114,22 +117,39 @@ export class ServerSession {
   }
 
   /**
-   * Starts a turn. Publishes `user_message` and `status {busy: true}`, then every agent event;
-   * when the run ends, expires unanswered permission requests and publishes `status {busy: false}`.
+   * Starts a turn. `@path` mentions in `text` are attached first (LARIK-REFERENCE §2; the session
+   * counts as busy meanwhile); a refused one becomes a `notice` event after `status`. Publishes
+   * `user_message` and `status {busy: true}`, then every agent event; when the run ends, expires
+   * unanswered permission requests and publishes `status {busy: false}`.
    * Returns the seq before the prompt's first event and a promise of the final answer.
-   * @throws ApiError 409 when the session is busy.
+   * @throws ApiError 409 when the session is busy, 404 when it closed meanwhile.
    */
-  startPrompt(text: string): { after_seq: number; done: Promise<RunResult> } {
+  async startPrompt(text: string): Promise<{ after_seq: number; done: Promise<RunResult> }> {
     this.#refuseIfBusy("prompting");
+    let prompt: string | Block[] = text;
+    let notices: string[] = [];
+    if (hasMentions(text)) {
+      // held busy without a status event: reading the files is part of starting the turn
+      this.#busy = "prompt";
+      try {
+        const x = await expandMentions(text, this.agent);
+        if (x.blocks.length > 1) prompt = x.blocks;
+        notices = x.notices;
+      } finally {
+        this.#busy = undefined;
+      }
+      this.#refuseIfBusy("prompting");
+    }
     let events: AsyncIterable<AgentEvent>;
     const after_seq = this.bus.lastSeq;
     try {
-      events = this.agent.run(text);
+      events = this.agent.run(prompt);
     } catch (err) {
       throw new ApiError(409, "busy", errorText(err));
     }
     this.bus.publish({ type: "user_message", text });
     this.#setBusy("prompt");
+    for (const n of notices) this.bus.publish({ type: "notice", text: n });
     const done = this.#drain(events, after_seq);
     this.#run = done;
     return { after_seq, done };

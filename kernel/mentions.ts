@@ -1,0 +1,112 @@
+/**
+ * `@` mentions (LARIK-REFERENCE §2 per-turn expansion, §24 composer, §22 "`@` mentions work" in
+ * `-p`): `@path`, `@path#L10-40`, `@folder/` and `@"with spaces"` in a prompt become attachments
+ * sent with it, for every front end (the TUI, `larik -p`, the server). Attached files count as
+ * read (write/edit freshness, §5); read deny rules apply; a token that names no file stays plain
+ * text. The TUI's file picker stays in the TUI plugin.
+ */
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { extname, relative, resolve } from "node:path";
+import type { Agent } from "./agent.js";
+import type { Block } from "./types.js";
+
+/** Largest text file attached whole, in bytes. */
+export const MAX_ATTACH_BYTES = 256 * 1024;
+/** Largest image attached, in bytes (§24: 5 MB). */
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+const IMAGE_TYPES: Record<string, string> = { ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp" };
+
+const MENTION = /(^|\s)@(?:"([^"\n]+)"|([^\s"]+))/g;
+
+/**
+ * Whether `text` has something shaped like a mention (`@` at its start or after whitespace, then
+ * a non-space): a cheap test before {@link expandMentions} touches the file system.
+ */
+export function hasMentions(text: string): boolean {
+  return /(^|\s)@\S/.test(text);
+}
+
+/** The prompt as blocks: the typed text first, then one attachment per mention that resolved. */
+export interface ExpandedPrompt {
+  blocks: Block[];
+  /** Mentions that were refused (deny rule, too large) with why, for a notice. */
+  notices: string[];
+}
+
+function numbered(lines: string[], from: number): string {
+  return lines.map((l, i) => `${String(from + i).padStart(6)}\t${l}`).join("\n");
+}
+
+/**
+ * Expands the `@` mentions of `text` for `agent` (paths resolve against the host's cwd).
+ * @throws never: unreadable mentions stay text, refused ones are reported in `notices`.
+ */
+export async function expandMentions(text: string, agent: Agent): Promise<ExpandedPrompt> {
+  const cwd = agent.host.cwd;
+  const blocks: Block[] = [{ type: "text", text }];
+  const notices: string[] = [];
+  const seen = new Set<string>();
+  for (const m of text.matchAll(MENTION)) {
+    const token = m[2] ?? m[3]!;
+    const range = /^(.*)#L(\d+)(?:-(\d+))?$/.exec(token);
+    const path = range ? range[1]! : token;
+    if (!path || seen.has(token)) continue;
+    seen.add(token);
+    const abs = resolve(cwd, path);
+    const st = await stat(abs).catch(() => undefined);
+    if (!st) continue;
+    const rel = relative(cwd, abs).split("\\").join("/") || ".";
+    const decision = agent.checker.decide({ tool: "read", kind: "read", input: { path: rel }, subject: rel });
+    if (decision.decision === "deny") {
+      notices.push(`@${token} not attached: ${decision.reason}`);
+      continue;
+    }
+    if (st.isDirectory()) {
+      const names = await readdir(abs, { withFileTypes: true }).catch(() => []);
+      const list = names
+        .filter((d) => d.name !== ".git")
+        .map((d) => (d.isDirectory() ? `${d.name}/` : d.name))
+        .sort();
+      blocks.push({ type: "text", text: `<folder path="${rel}">\n${list.join("\n")}\n</folder>`, attachment: `${rel}/` });
+      continue;
+    }
+    if (!st.isFile()) continue;
+    const mime = IMAGE_TYPES[extname(abs).toLowerCase()];
+    if (mime) {
+      if (st.size > MAX_IMAGE_BYTES) {
+        notices.push(`@${token} not attached: images are limited to 5 MB`);
+        continue;
+      }
+      const data = (await readFile(abs)).toString("base64");
+      blocks.push({ type: "image", media_type: mime, data, attachment: rel });
+      continue;
+    }
+    if (st.size > MAX_ATTACH_BYTES && !range) {
+      notices.push(`@${token} not attached: ${Math.round(st.size / 1024)} KB is over the ${MAX_ATTACH_BYTES / 1024} KB limit; mention a range such as @${path}#L1-200`);
+      continue;
+    }
+    const buf = await readFile(abs);
+    if (buf.subarray(0, 8192).includes(0)) {
+      notices.push(`@${token} not attached: it is a binary file`);
+      continue;
+    }
+    const lines = buf.toString("utf8").replace(/\r\n/g, "\n").split("\n");
+    if (lines[lines.length - 1] === "") lines.pop();
+    let from = 1;
+    let to = lines.length;
+    if (range) {
+      from = Math.max(1, Number(range[2]));
+      to = Math.min(lines.length, range[3] ? Number(range[3]) : from);
+    }
+    const body = numbered(lines.slice(from - 1, to), from);
+    const attrs = range ? ` lines="${from}-${to}"` : "";
+    blocks.push({ type: "text", text: `<file path="${rel}"${attrs}>\n${body}\n</file>`, attachment: range ? `${rel}#L${from}-${to}` : rel });
+    try {
+      agent.files.recordRead(await realpath(abs), st.mtimeMs);
+      if (abs !== (await realpath(abs))) agent.files.recordRead(abs, st.mtimeMs);
+    } catch {
+      // freshness is a convenience here; the model can still read the file itself
+    }
+  }
+  return { blocks, notices };
+}
