@@ -236,6 +236,12 @@ describe("README.md shell examples", () => {
     // continued: the piped prompt's session, with the new prompt after it
     expect(prompts().at(-1)).toMatch(/summarize the README.*It is a README\..*now add a test for it/);
 
+    writeFileSync(join(repo, "log.txt"), "TypeError: x is undefined\n");
+    server.push({ text: "x was never set." });
+    const appended = await run(find(/^cat log\.txt \| larik -p "/));
+    expect(appended.stdout).toContain("x was never set.");
+    expect(prompts().at(-1)).toContain(JSON.stringify("explain this\n\nTypeError: x is undefined"));
+
     const listed = await run(find(/^larik --sessions/));
     const rows = listed.stdout.trim().split("\n");
     for (const row of rows) expect(row).toMatch(/^\d{8}-\d{6}-[0-9a-f]{6}  \d{4}-\d\d-\d\d \d\d:\d\d  \S/);

@@ -4,7 +4,7 @@
  * test, searches, reads, edits and reruns it; then `-c` resumes the session.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
@@ -317,6 +317,44 @@ describe("larik -p end to end", () => {
     expect([j.code, j.stderr]).toEqual([0, ""]);
     const events = j.stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(events[0]).toEqual({ type: "notice", text: expect.stringMatching(/^@secret\.txt not attached: /) });
+  });
+
+  it("appends piped stdin to a prompt argument; /dev/null, a file and a pipe that never ends do not hang it", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const lastUser = () => server.requests.at(-1)!.body.messages.filter((m: any) => m.role === "user").at(-1).content;
+    // `cat log.txt | larik -p "explain this"`: the argument, a blank line, the piped text
+    server.push({ text: "ok" });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "explain this"], { cwd: repo, env, input: "ERROR at line 3\n" });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, "ok\n", ""]);
+    expect(lastUser()).toBe("explain this\n\nERROR at line 3");
+
+    // `< log.txt`, and `< /dev/null` (nothing to read: no wait, no notice)
+    writeFileSync(join(repo, "log.txt"), "from a file\n");
+    for (const [from, expected] of [
+      [join(repo, "log.txt"), "explain this\n\nfrom a file"],
+      ["/dev/null", "explain this"],
+    ]) {
+      server.push({ text: "ok" });
+      const code = await new Promise<number | null>((done) =>
+        spawn(process.execPath, [CLI, "-p", "--model", "openai-compatible/m", "explain this"], { cwd: repo, env, stdio: [openSync(from!, "r"), "ignore", "ignore"] }).on("close", done),
+      );
+      expect([code, lastUser()]).toEqual([0, expected]);
+    }
+
+    // a pipe that stays open and silent (a script's inherited stdin): the run goes on without it
+    server.push({ text: "went on" });
+    const child = spawn(process.execPath, [CLI, "-p", "--model", "openai-compatible/m", "explain this"], { cwd: repo, env, stdio: ["pipe", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (err += d));
+    const code = await new Promise<number | null>((done) => child.on("close", done));
+    expect([code, out]).toEqual([0, "went on\n"]);
+    expect(err).toBe("! stdin: nothing arrived within 3 s, going on without it (redirect it, < /dev/null, to skip the wait)\n");
+    expect(lastUser()).toBe("explain this");
+    child.stdin!.destroy();
   });
 
   it("/undo in one -p run reaches the model at the next -c, once", async () => {

@@ -33,6 +33,59 @@ async function readStdin(): Promise<string> {
 }
 
 /**
+ * How long `-p "prompt"` waits for the first byte of a piped stdin before going on without it
+ * (ms): Claude Code waits 3 s too. A pipe nobody writes to and nobody closes (a script's inherited
+ * stdin, a CI runner's) must not hang the run.
+ */
+export const STDIN_FIRST_BYTE_MS = 3000;
+
+/**
+ * What stdin holds for `-p "prompt"` (text appended to the prompt), by what fd 0 is: a regular
+ * file (`< log.txt`) is read whole; a pipe or socket (`cat log.txt | larik -p …`) is read to its
+ * end once its first byte (or its end) has come within `firstByteMs`, else `{ timedOut: true }`
+ * and stdin is let go; anything else (a terminal, `< /dev/null`, a closed fd) is not read.
+ * `fstat`, not `process.stdin`, decides: building that stream costs a run that never reads it.
+ */
+export async function pipedStdin(firstByteMs = STDIN_FIRST_BYTE_MS): Promise<{ text: string; timedOut?: boolean }> {
+  const fs = process.getBuiltinModule("node:fs");
+  let st: import("node:fs").Stats;
+  try {
+    st = fs.fstatSync(0);
+  } catch {
+    return { text: "" };
+  }
+  if (st.isFile()) return { text: await readStdin() };
+  if (!st.isFIFO() && !st.isSocket()) return { text: "" };
+  const stdin = process.stdin;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const off = () => {
+      clearTimeout(timer);
+      stdin.off("data", onData).off("end", onEnd).off("error", onError);
+    };
+    const timer = setTimeout(() => {
+      off();
+      // let go of the pipe, or its open handle would keep the process alive after the turn
+      stdin.destroy();
+      resolve({ text: "", timedOut: true });
+    }, firstByteMs);
+    const onData = (c: Buffer) => {
+      clearTimeout(timer);
+      chunks.push(c);
+    };
+    const onEnd = () => {
+      off();
+      resolve({ text: Buffer.concat(chunks).toString("utf8") });
+    };
+    const onError = (err: Error) => {
+      off();
+      reject(err);
+    };
+    stdin.on("data", onData).on("end", onEnd).on("error", onError);
+  });
+}
+
+/**
  * Why a headless ask was denied; names the ways to allow it: `modes` (the `--mode` values that
  * would allow the call, see {@link modesThatAllow}) and an allow rule, `suggested` when the
  * checker offered one.
@@ -76,7 +129,15 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   if (format !== "text" && format !== "json") throw new ConfigError(`--output ${format}: use text or json`);
   const timeoutMs = typeof args.values.timeout === "string" ? parseDuration(args.values.timeout) : 0;
   let prompt = args.positionals.join(" ");
+  // said once the printer exists
+  let stdinNotice: string | undefined;
   if (!prompt.trim() && !process.stdin.isTTY) prompt = await readStdin();
+  else if (prompt.trim()) {
+    // `cat log.txt | larik -p "explain this"`: the argument, a blank line, then what was piped
+    const piped = await pipedStdin();
+    if (piped.timedOut) stdinNotice = `stdin: nothing arrived within ${STDIN_FIRST_BYTE_MS / 1000} s, going on without it (redirect it, < /dev/null, to skip the wait)`;
+    else if (piped.text.trim()) prompt = `${prompt}\n\n${piped.text.replace(/\s+$/, "")}`;
+  }
   if (!prompt.trim()) throw new ConfigError('-p needs a prompt: larik -p "fix the failing test", or pipe one: echo "..." | larik -p');
   // `/name` not registered: a near miss of a command is a typo, refused before a session is made
   const unknown = unknownCommand(host, prompt);
@@ -91,6 +152,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   io.out.onGone(onReaderGone);
   io.err.onGone(onReaderGone);
   for (const n of host.notices) printer.notice(n);
+  if (stdinNotice) printer.notice(stdinNotice);
   // a turn nobody can watch is not started (a C program would have died at that write)
   if (readerGone) return SIGPIPE_STATUS;
 
