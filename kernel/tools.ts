@@ -85,6 +85,14 @@ export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
   /** Absolute or cwd-relative paths the call writes, for boundary checks (write tools). */
   writePaths?(input: z.output<S>): string[];
   /**
+   * The call's most telling arguments as one short line, for a front end's tool line
+   * (`→ grep TODO in src`, LARIK-REFERENCE §22 "compact input"): see {@link toolInputSummary},
+   * which collapses whitespace and cuts it to length. `input` is the call's input as the model
+   * sent it, not validated (a malformed call is shown too): return undefined when it does not
+   * fit, and the generic summary is used.
+   */
+  summary?(input: unknown): string | undefined;
+  /**
    * Checks that read but change nothing, run just before the user would be asked to approve the
    * call: a call that would fail anyway (an edit of a file not read yet, an `old_string` that is
    * not in the file) is answered with the returned text as an error result, and nobody is asked
@@ -230,4 +238,30 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
     v = (v as Record<PropertyKey, unknown>)[key];
   }
   return v;
+}
+
+/**
+ * The one-line summary of a call's input that tool lines show (LARIK-REFERENCE §22: "compact
+ * input ≤120 chars"): the tool's own {@link ToolDefinition.summary} when it gives one, else the
+ * first of `command`, `path`, `pattern`, `url`, `query` that is a string, else the input as
+ * JSON. Whitespace runs become one space; longer than `max` characters, it is cut with `…`.
+ * @param tool the called tool, undefined when the model named none that is registered
+ */
+export function toolInputSummary(tool: AnyTool | undefined, input: unknown, max = 120): string {
+  let s: string | undefined;
+  try {
+    s = tool?.summary?.(input);
+  } catch {
+    // a plugin's summary that trips on odd input must not break the tool line
+    s = undefined;
+  }
+  if (typeof s !== "string") {
+    if (input && typeof input === "object") {
+      const o = input as Record<string, unknown>;
+      const main = o.command ?? o.path ?? o.pattern ?? o.url ?? o.query;
+      s = typeof main === "string" ? main : (JSON.stringify(input) ?? "");
+    } else s = String(input ?? "");
+  }
+  s = s.replace(/\s+/g, " ").trim();
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
 }

@@ -214,6 +214,31 @@ describe("larik -p end to end", () => {
     expect(events.find((e) => e.type === "tool_end" && e.tool_id === "c2").output).toMatch(/^permission denied: headless mode/);
   });
 
+  it("shows each call's most telling argument on its stderr line: grep's pattern, glob's pattern, write_files' paths", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const long = "y".repeat(500);
+    server.push(
+      { tools: [{ id: "c1", name: "grep", input: { pattern: "return a", path: "sum.js" } }] },
+      { tools: [{ id: "c2", name: "grep", input: { pattern: "assert", path: "test", glob: "*.js" } }] },
+      { tools: [{ id: "c3", name: "glob", input: { pattern: "**/*.js" } }] },
+      { tools: [{ id: "c4", name: "write_files", input: { files: [{ path: "a.txt", content: "a\n" }, { path: "b.txt", content: long }] } }] },
+      { tools: [{ id: "c5", name: "grep", input: { pattern: long } }] },
+      { text: "done" },
+    );
+    const r = await runCli(["-p", "--mode", "yolo", "--model", "openai-compatible/m", "look around"], { cwd: repo, env });
+    expect(r.code).toBe(0);
+    expect(r.stderr.split("\n").filter(Boolean)).toEqual([
+      "→ grep return a in sum.js",
+      "→ grep assert in test (*.js)",
+      "→ glob **/*.js",
+      "→ write_files a.txt, b.txt",
+      `→ grep ${"y".repeat(119)}…`,
+    ]);
+    expect(readFileSync(join(repo, "b.txt"), "utf8")).toBe(long);
+  });
+
   it("names only the modes that would allow a denied call: accept-edits does not run bash", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

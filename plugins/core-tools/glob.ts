@@ -8,7 +8,7 @@ import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
 import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
-import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
+import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath, searchSummary } from "./paths.js";
 import { runRipgrep, walkFiles, withSearchEngine, type RipgrepOption } from "./walk.js";
 
 /** Paths returned at most. */
@@ -118,6 +118,7 @@ export function globTool(opts: SearchToolOptions = {}) {
     inputJsonSchema: INPUT_SCHEMAS.glob,
     kind: "read",
     subject: (i) => (i.path ? pathSubject(i.path) : undefined),
+    summary: (i) => searchSummary(i),
     run,
   });
 }

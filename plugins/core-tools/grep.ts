@@ -11,7 +11,7 @@ import { OUTPUT_CAP_BYTES, capOutput, defineTool, type ToolContext, type ToolRes
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import type { SearchToolOptions } from "./glob.js";
 import { looksBinary } from "./fileio.js";
-import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath } from "./paths.js";
+import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath, searchSummary } from "./paths.js";
 import { runRipgrep, walkFiles, withSearchEngine } from "./walk.js";
 
 /** Output lines at most (§3). */
@@ -206,6 +206,8 @@ export function grepTool(opts: SearchToolOptions = {}) {
     inputJsonSchema: INPUT_SCHEMAS.grep,
     kind: "read",
     subject: (i) => (i.path ? pathSubject(i.path) : undefined),
+    // the pattern is what was looked for; the path (default: the working directory) comes after
+    summary: (i) => searchSummary(i, ["glob"]),
     run,
   });
 }

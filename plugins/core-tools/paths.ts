@@ -43,6 +43,20 @@ export function pathSubject(p: string): string {
 }
 
 /**
+ * The tool line of a search call (grep, glob): `pattern in path`, then `(key)` for each of
+ * `extra` given (grep's `glob` filter): `TODO in src (*.ts)`. Undefined when `pattern` is not a
+ * string (a malformed call), so the generic summary shows what came.
+ */
+export function searchSummary(input: unknown, extra: readonly string[] = []): string | undefined {
+  const o = (input && typeof input === "object" ? input : {}) as Record<string, unknown>;
+  if (typeof o.pattern !== "string") return undefined;
+  let s = o.pattern;
+  if (typeof o.path === "string" && o.path) s += ` in ${o.path}`;
+  for (const k of extra) if (typeof o[k] === "string" && o[k]) s += ` (${o[k] as string})`;
+  return s;
+}
+
+/**
  * `~` and `~/…` as the home folder (what models write for it), as the permission checker reads
  * them: a tool that took `~/proj/a.ts` as `./~/proj/a.ts` would write another file than the one
  * the checker allowed, in a folder named `~`. `~user/…` stays as written.

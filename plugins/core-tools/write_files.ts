@@ -70,5 +70,10 @@ export const writeFilesTool = defineTool({
   inputJsonSchema: INPUT_SCHEMAS.write_files,
   kind: "write",
   writePaths: (i) => i.files.map((f) => f.path),
+  // the paths, not the contents: `a.ts, b.ts`
+  summary: (i) => {
+    const files = (i as { files?: unknown } | undefined)?.files;
+    return Array.isArray(files) ? files.map((f) => (typeof f?.path === "string" ? f.path : "?")).join(", ") : undefined;
+  },
   run,
 });

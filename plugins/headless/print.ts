@@ -3,7 +3,7 @@
  * notices to stderr. JSON: one event object per line on stdout, deltas omitted (the
  * `assistant_message` carries the full text).
  */
-import type { AgentEvent, EventOf } from "../../kernel/index.js";
+import { toolInputSummary, type AgentEvent, type EventOf } from "../../kernel/index.js";
 
 export interface Printer {
   event(ev: AgentEvent): void;
@@ -19,18 +19,6 @@ interface Out {
   write(s: string): unknown;
 }
 
-/** A compact one-line summary of a tool input (≤120 chars). */
-export function compactInput(input: unknown): string {
-  let s: string;
-  if (input && typeof input === "object") {
-    const o = input as Record<string, unknown>;
-    const main = o.command ?? o.path ?? o.pattern ?? o.url ?? o.query;
-    s = typeof main === "string" ? main : JSON.stringify(input);
-  } else s = String(input ?? "");
-  s = s.replace(/\s+/g, " ").trim();
-  return s.length > 120 ? `${s.slice(0, 119)}…` : s;
-}
-
 export class TextPrinter implements Printer {
   #atLineStart = true;
   #wroteText = false;
@@ -41,9 +29,14 @@ export class TextPrinter implements Printer {
    * read as if it ran.
    */
   #denied = new Map<string, string>();
+  /**
+   * @param summarize the compact input of a call of the tool named (≤120 chars); the run passes
+   *   one that asks the registered tool ({@link toolInputSummary}), the generic summary otherwise
+   */
   constructor(
     private out: Out,
     private err: Out,
+    private summarize: (toolName: string, input: unknown) => string = (_name, input) => toolInputSummary(undefined, input),
   ) {}
   #text(s: string) {
     if (!s) return;
@@ -63,7 +56,7 @@ export class TextPrinter implements Printer {
         if (!ev.agent) this.#text(ev.text);
         break;
       case "tool_start":
-        if (!this.#denied.has(ev.tool_id)) this.#line(`${prefix}→ ${ev.tool_name} ${compactInput(ev.input)}`);
+        if (!this.#denied.has(ev.tool_id)) this.#line(`${prefix}→ ${ev.tool_name} ${this.summarize(ev.tool_name, ev.input)}`);
         break;
       case "tool_end": {
         const denied = this.#denied.get(ev.tool_id);
@@ -75,7 +68,7 @@ export class TextPrinter implements Printer {
           const lines = ev.output.split("\n");
           const last = lines.at(-1)!;
           const shown = /^\[(interrupted|timed out)\b/.test(last) || (lines[0] === "(no output)" && lines.length > 1) ? last : lines[0]!;
-          const what = compactInput(ev.input);
+          const what = this.summarize(ev.tool_name, ev.input);
           this.#line(`${prefix}✗ ${ev.tool_name}${what ? ` ${what}` : ""}: ${shown}`);
         }
         break;
@@ -100,7 +93,7 @@ export class TextPrinter implements Printer {
   denied(ev: EventOf<"permission_request">, reason: string) {
     // the user reads what the model is told: which --mode, or which rule, would allow it
     const prefix = ev.agent ? `  ↳ [${ev.agent}] ` : "";
-    this.#denied.set(ev.tool_id, `${prefix}✗ ${ev.tool_name} ${compactInput(ev.input)}: ${reason}`);
+    this.#denied.set(ev.tool_id, `${prefix}✗ ${ev.tool_name} ${this.summarize(ev.tool_name, ev.input)}: ${reason}`);
   }
   notice(text: string) {
     this.#line(`! ${text}`);

@@ -22,6 +22,7 @@ import {
   type PermissionMode,
   PipeWriter,
   SIGPIPE_STATUS,
+  toolInputSummary,
   trapStopSignals,
 } from "../../kernel/index.js";
 import { JsonPrinter, TextPrinter, type Printer } from "./print.js";
@@ -142,7 +143,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   // `/name` not registered: a near miss of a command is a typo, refused before a session is made
   const unknown = unknownCommand(host, prompt);
   if (unknown !== undefined && nearestCommand(host.commands, unknown)) throw unknownCommandError(host, unknown);
-  const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err);
+  const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err, (name, input) => toolInputSummary(host.tools.get(name), input));
   let agent: Agent | undefined;
   let readerGone = false;
   const onReaderGone = () => {
