@@ -704,6 +704,34 @@ describe("larik -p end to end", () => {
     }
   });
 
+  it("records a turn stopped by SIGTERM or SIGHUP with the signal, as its own block the next request keeps apart", async () => {
+    for (const signal of ["SIGTERM", "SIGHUP"] as const) {
+      const repo = makeRepo();
+      const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+      const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+      server.push({ text: "word36 wor", hold: true });
+      const child = spawn(process.execPath, [CLI, "-p", "--model", "openai-compatible/m", "count"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      child.stdout!.on("data", (d) => (stdout += d));
+      const closed = new Promise<number | null>((done) => child.on("close", done));
+      for (let i = 0; i < 200 && !stdout.includes("word36 wor"); i++) await new Promise((r) => setTimeout(r, 50));
+      child.kill(signal);
+      expect(await closed).toBe(signal === "SIGTERM" ? 143 : 129);
+      const sessionsRoot = join(home, ".local", "share", "larik", "sessions");
+      const dir = join(sessionsRoot, readdirSync(sessionsRoot)[0]!);
+      const lines = readFileSync(join(dir, readdirSync(dir).find((f) => f.endsWith(".jsonl"))!), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+      const reply = lines.filter((l) => l.type === "message" && l.message.role === "assistant").at(-1).message;
+      expect(reply.blocks).toEqual([{ type: "text", text: "word36 wor" }, { type: "text", text: `[interrupted: stopped by ${signal}]` }]);
+
+      // what the model reads of it at -c: the marker apart from the cut-off word
+      server.push({ text: "resumed" });
+      const r = await runCli(["-c", "-p", "--model", "openai-compatible/m", "go on"], { cwd: repo, env });
+      expect(r.code).toBe(0);
+      const sent = server.requests.at(-1)!.body.messages.filter((m: any) => m.role === "assistant").at(-1);
+      expect(sent.content).toBe(`word36 wor\n\n[interrupted: stopped by ${signal}]`);
+    }
+  });
+
   it("keeps the compiled headless bundle in ~/.cache/larik/v8 unless LARIK_NO_CODE_CACHE=1, and -p works where the ES build runs it", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

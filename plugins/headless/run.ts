@@ -164,7 +164,9 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   agent = await host.openAgent({ ...agentOptionsFromArgs(args), modelOptional });
   let failed = false;
   let timedOut = false;
-  const signals = trapStopSignals(() => agent.cancel());
+  // ctrl+c is the user's; a kill or a closed terminal is named, as --timeout is, in the session
+  // and in what the model reads next (`[interrupted: stopped by SIGTERM]`)
+  const signals = trapStopSignals((signal) => agent.cancel(signal === "SIGINT" ? undefined : `interrupted: stopped by ${signal}`));
   // the session and the model read why the turn stopped: not every stop is the user's
   const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel(`interrupted: --timeout ${String(args.values.timeout)} reached`)), timeoutMs) : undefined;
   // the turn's `done` is printed last, after what is said about why it stopped (a signal, the

@@ -85,10 +85,12 @@ function userMessages(blocks: Block[], names: Map<string, string>): ChatMessage[
 }
 
 function assistantMessage(m: Message, model: string, provider: string): ChatMessage | undefined {
+  // one string for the reply's text blocks: each block on its own (a cut-short reply's marker,
+  // `[interrupted by user]`, is a block of its own, not more of the last word)
   const text = m.blocks
     .filter((b) => b.type === "text")
     .map((b) => (b as { text: string }).text)
-    .join("");
+    .join("\n\n");
   const calls = m.blocks
     .filter((b): b is ToolUseBlock => b.type === "tool_use")
     .map((b) => ({

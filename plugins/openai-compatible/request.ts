@@ -154,10 +154,12 @@ function userMessages(blocks: Block[], ids: (id: string) => string): ChatMessage
 }
 
 function assistantMessage(m: Message, model: string, ctx: ChatBuildContext, ids: (id: string) => string): ChatMessage | undefined {
+  // one string for the reply's text blocks: each block on its own (a cut-short reply's marker,
+  // `[interrupted by user]`, is a block of its own, not more of the last word)
   const text = m.blocks
     .filter((b) => b.type === "text")
     .map((b) => (b as { text: string }).text)
-    .join("");
+    .join("\n\n");
   const calls = m.blocks.flatMap((b) =>
     b.type === "tool_use"
       ? [{ id: ids(b.id), type: "function", function: { name: b.name, arguments: b.raw_input ?? JSON.stringify(b.input ?? {}) } }]
