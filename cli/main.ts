@@ -11,6 +11,7 @@ import {
   PipeWriter,
   printAll,
   errorText,
+  folderRootError,
   sessionLine,
   type CliArgs,
   type CliOption,
@@ -28,9 +29,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env,
   try {
     return await run(argv, env, cwd);
   } catch (err) {
-    stderr.write(`larik: ${errorText(err)}\n`);
+    // a data, config or cache folder under a file is the environment's problem, said as such
+    const folder = folderRootError(err, env);
+    stderr.write(`larik: ${folder ?? errorText(err)}\n`);
     await stderr.flush();
-    return err instanceof ConfigError ? 2 : 1;
+    return err instanceof ConfigError || folder ? 2 : 1;
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { sha256 } from "@noble/hashes/sha2.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 
@@ -112,4 +112,46 @@ export function toPosix(p: string): string {
 export function isInside(root: string, p: string): boolean {
   const rel = relative(root, p);
   return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** The folder roots {@link folderRootError} knows: the variable that moves each, and what it holds. */
+const ROOTS = [
+  { name: "XDG_DATA_HOME", dir: dataDir, fallback: "~/.local/share", holds: "sessions and checkpoints" },
+  { name: "XDG_CONFIG_HOME", dir: configDir, fallback: "~/.config", holds: "settings" },
+  { name: "XDG_CACHE_HOME", dir: cacheDir, fallback: "~/.cache", holds: "caches" },
+] as const;
+
+/**
+ * The one-line message for a file-system error that comes from a larik folder root lying under a
+ * file (`XDG_DATA_HOME=~/notes.txt`: `ENOTDIR: not a directory, mkdir '…/larik/sessions/…'`),
+ * naming the variable and what to do: `XDG_DATA_HOME (~/notes.txt) is a file, not a folder;
+ * larik keeps sessions and checkpoints under it: point XDG_DATA_HOME at a folder, or unset it to
+ * use ~/.local/share`. Undefined for any other error, which is shown as it is.
+ */
+export function folderRootError(err: unknown, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const e = err as NodeJS.ErrnoException | undefined;
+  if (!e || (e.code !== "ENOTDIR" && e.code !== "EEXIST") || typeof e.path !== "string") return undefined;
+  for (const root of ROOTS) {
+    const dir = root.dir(env);
+    if (!isInside(dir, e.path)) continue;
+    // the top-most existing part of the path that is not a folder: what is in the way
+    let blocker: string | undefined;
+    for (let p = e.path; ; p = dirname(p)) {
+      try {
+        if (!statSync(p).isDirectory()) blocker = p;
+      } catch {
+        // missing: not what is in the way
+      }
+      if (dirname(p) === p) break;
+    }
+    if (!blocker) return undefined;
+    const where = tildePath(blocker, env);
+    const value = env[root.name];
+    if (value) {
+      const named = resolve(value) === blocker ? `${root.name} (${where}) is a file` : `${root.name} (${tildePath(value, env)}) lies under ${where}, which is a file`;
+      return `${named}, not a folder; larik keeps ${root.holds} under it: point ${root.name} at a folder, or unset it to use ${root.fallback}`;
+    }
+    return `${where} is a file, not a folder; larik keeps ${root.holds} in ${tildePath(dir, env)}: move the file away, or set ${root.name} to a folder`;
+  }
+  return undefined;
 }

@@ -979,6 +979,31 @@ describe("larik -p end to end", () => {
       expect(r.stderr).toMatch(/--sessions takes no prompt \(got "extra"\)/);
     });
 
+    it("a data folder that is a file: names XDG_DATA_HOME and what to do", async () => {
+      const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+      const file = join(home, "data.txt");
+      writeFileSync(file, "not a folder\n");
+      const base = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+      const fix = "not a folder; larik keeps sessions and checkpoints under it: point XDG_DATA_HOME at a folder, or unset it to use ~/.local/share\n";
+      for (const [value, said] of [
+        [file, "XDG_DATA_HOME (~/data.txt) is a file, "],
+        [join(file, "sub"), "XDG_DATA_HOME (~/data.txt/sub) lies under ~/data.txt, which is a file, "],
+      ]) {
+        const env = { ...base, XDG_DATA_HOME: value };
+        for (const args of [["-p", "--model", "openai-compatible/m", "hi"], ["--sessions"]]) {
+          const r = await runCli(args, { cwd: repo, env });
+          expect([args[0], r.code, r.stderr]).toEqual([args[0], 2, `larik: ${said}${fix}`]);
+        }
+      }
+      // without the variable: the default folder is in the way
+      mkdirSync(join(home, ".local"));
+      writeFileSync(join(home, ".local", "share"), "");
+      const noVar: NodeJS.ProcessEnv = { ...base };
+      delete noVar.XDG_DATA_HOME;
+      const r = await runCli(["--sessions"], { cwd: repo, env: noVar });
+      expect([r.code, r.stderr]).toEqual([2, "larik: ~/.local/share is a file, not a folder; larik keeps sessions and checkpoints in ~/.local/share/larik: move the file away, or set XDG_DATA_HOME to a folder\n"]);
+    });
+
     it("an empty prompt", async () => {
       const r = await runCli(["-p"], { cwd: repo, env, input: "" });
       expect(r.code).toBe(2);
