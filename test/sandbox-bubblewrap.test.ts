@@ -13,6 +13,7 @@ import { placeholderPaths, sweep } from "../plugins/sandbox-bubblewrap/placehold
 import { protectedBinds, PROTECTED_GIT_ENTRIES, PROTECTED_PROJECT_ENTRIES } from "../plugins/sandbox-bubblewrap/protected.js";
 import { scrubEnv } from "../kernel/index.js";
 import { diagnose } from "../plugins/sandbox-bubblewrap/probe.js";
+import { startShell } from "../plugins/core-tools/shell.js";
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), "larik-sbx-test-")));
 const project = join(base, "project");
@@ -247,6 +248,30 @@ describe.skipIf(!probe.ok)(`bubblewrap sandbox (${probe.ok ? "bwrap runs" : `ski
     await new Promise((r) => setTimeout(r, 200));
     const ps = execFileSync("ps", ["-eo", "args"]).toString();
     expect(ps.split("\n").filter((l) => l.includes(marker) && !l.startsWith("[")).length).toBe(0);
+  });
+
+  it("a sandboxed command killed as it starts (a short --timeout, ctrl+c) does not outlive the kill", async () => {
+    // bwrap puts the command in a new session, so only its death takes the sandbox along; a
+    // SIGTERM in its first milliseconds left about half the sandboxes running (12 of 24 here)
+    let survivors = 0;
+    for (let i = 0; i < 12; i++) {
+      const proc = startShell({ command: "sleep 30", cwd: project, projectRoot: project, sandbox: sb, toolUseId: `t${i}` });
+      const marker = proc.child.spawnargs[proc.child.spawnargs.indexOf("LARIK_SANDBOX_RUN") + 1]!;
+      await new Promise((r) => setTimeout(r, 1 + (i % 6)));
+      await proc.kill();
+      await new Promise((r) => setTimeout(r, 150));
+      const left = execFileSync("ps", ["-eo", "pid=,args="]).toString().split("\n").filter((l) => l.includes(marker));
+      if (left.length) survivors++;
+      for (const l of left) {
+        try {
+          process.kill(Number(l.trim().split(/\s+/)[0]), "SIGKILL");
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
+    // SIGKILL at once leaves one now and then (1 of 36 in a trial): the race is bwrap's own
+    expect(survivors).toBeLessThanOrEqual(2);
   });
 });
 
