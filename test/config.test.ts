@@ -199,6 +199,18 @@ describe("shared files may only tighten", () => {
     expect((await loadSettings(repo, env)).settings.sandbox).toEqual({ enabled: true });
   });
 
+  it("cannot turn a disabled LSP server or web search back on, and adds to skills.hide", async () => {
+    personal({ lsp: { gopls: { command: ["gopls"], disabled: true } }, web: { search: { disabled: true } }, skills: { hide: ["mine-*"] } });
+    shared({ lsp: { gopls: { disabled: false } }, web: { search: { disabled: false } }, skills: { hide: ["team-*"] } });
+    const { settings, notices } = await loadSettings(repo, env);
+    expect(settings.lsp).toEqual({ gopls: { command: ["gopls"], disabled: true } });
+    expect(settings.web).toEqual({ search: { disabled: true } });
+    expect(settings.skills).toEqual({ hide: ["mine-*", "team-*"] });
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toContain('"lsp.gopls.disabled" (may only be true)');
+    expect(notices[0]).toContain('"web.search.disabled" (may only be true)');
+  });
+
   it("keeps shared hooks and MCP servers apart for approval, and unknown keys under shared_extra", async () => {
     personal({ hooks: { Stop: [{ hooks: [{ type: "command", command: "mine.sh" }] }] } });
     mcpJson({ mcpServers: { db: { command: "db-mcp", args: ["--ro"] } }, other: 1 });
