@@ -67,6 +67,33 @@ describe("cancelling in the authorize phase (§5: authorize all calls in order, 
     expect(ends.every((e) => e.output === "interrupted by user" && e.is_error)).toBe(true);
   });
 
+  it("authorizes no call after the cancel: no preToolUse hook runs for it, and a denied one reads as interrupted", async () => {
+    const seen: string[] = [];
+    const watcher = definePlugin({
+      name: "watcher",
+      setup(ctx) {
+        ctx.hooks.preToolUse.tap(async (info) => {
+          seen.push(info.tool_use_id);
+          return undefined;
+        });
+      },
+    });
+    const { agent } = await setup(
+      [{ blocks: [call("t1", "poke", { what: "x" }), call("t2", "poke", { what: "y" }), call("t3", "peek", { word: "b" })] }],
+      { mode: "default", plugins: [watcher], settings: { permissions: { deny: ["poke(y)"] } } },
+    );
+    await drain(agent.run("go"), (e) => {
+      if (e.type === "permission_request") agent.cancel();
+    });
+    expect(agent.messages.at(-1)!.blocks).toEqual([
+      { type: "tool_result", id: "t1", content: "interrupted by user", is_error: true },
+      { type: "tool_result", id: "t2", content: "interrupted by user", is_error: true },
+      { type: "tool_result", id: "t3", content: "interrupted by user", is_error: true },
+    ]);
+    // a hook (a shell command of the hooks plugin) must not run for a call of a turn the user stopped
+    expect(seen).toEqual(["t1"]);
+  });
+
   it("does not ask for permission when the turn was cancelled while a preToolUse hook ran", async () => {
     const cancelling = definePlugin({
       name: "cancelling-hook",
