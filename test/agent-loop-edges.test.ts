@@ -283,6 +283,15 @@ describe("how a turn ends", () => {
     expect(agent.messages.at(-1)!.blocks).toEqual([{ type: "tool_result", id: "t2", content: "peeked b" }]);
   });
 
+  it("a cancel during the calls of the last round allowed by max_turns ends it as interrupted, not at max_turns", async () => {
+    const { agent } = await setup([{ blocks: [call("t1", "poke", { what: "slow" })] }], { settings: { max_turns: 1 } });
+    const events = await drain(agent.run("go"), (e) => {
+      if (e.type === "tool_start") agent.cancel();
+    });
+    expect(events.filter((e) => e.type === "error")).toEqual([]);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "interrupted" });
+  });
+
   it("after a paused reply (pause_turn) the loop sends it back so the model goes on, without running Stop", async () => {
     let stops = 0;
     const stopCounter = definePlugin({ name: "stop-counter", setup: (ctx) => void ctx.hooks.stop.tap(async () => void stops++) });
@@ -454,6 +463,27 @@ describe("cancelling in the run phase", () => {
       if (e.type === "tool_start") agent.cancel();
     });
     expect(agent.messages.at(-1)!.blocks).toEqual([{ type: "tool_result", id: "q1", content: "stopped after 3 of 5 steps", is_error: true }]);
+  });
+});
+
+describe("the event contract", () => {
+  it("an event that breaks the schema (a plugin's notice that is not text) never reaches the front end; the call it came from is blocked", async () => {
+    const sloppy = definePlugin({
+      name: "sloppy",
+      setup(ctx) {
+        ctx.hooks.preToolUse.tap(async (info) => {
+          info.notice(42 as unknown as string);
+          return undefined;
+        });
+      },
+    });
+    const { agent } = await setup([{ blocks: [call("t1", "peek", { word: "a" })] }, { blocks: [text("ok")] }], { plugins: [sloppy] });
+    // drain checks every event against AgentEventSchema
+    const events = await drain(agent.run("go"));
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    const result = agent.messages.at(-2)!.blocks[0] as { content: string; is_error?: boolean };
+    expect(result.is_error).toBe(true);
+    expect(result.content).toMatch(/^blocked: plugin "sloppy" failed in hook "preToolUse": .*invalid notice event/);
   });
 });
 
