@@ -9,7 +9,8 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { BASE_PROMPT, definePlugin, envBlock, Host, instructionFiles } from "../kernel/index.js";
+import { z } from "zod";
+import { BASE_PROMPT, definePlugin, defineTool, envBlock, Host, instructionFiles, type Plugin } from "../kernel/index.js";
 import { ScriptedProvider, text } from "./fakes/scripted-provider.js";
 import { drain } from "./fakes/drain.js";
 
@@ -138,5 +139,32 @@ describe("the <env> block", () => {
       if (tz === undefined) delete process.env.TZ;
       else process.env.TZ = tz;
     }
+  });
+});
+
+describe("the tool list", () => {
+  /** A plugin registering read-only tools of the given names, in that order. */
+  const toolsNamed = (name: string, names: string[]): Plugin =>
+    definePlugin({
+      name,
+      setup(ctx) {
+        for (const n of names) ctx.tools.register(defineTool({ name: n, description: `The ${n} tool.`, input: z.object({}), kind: "read", run: async () => ({ content: n }) }));
+      },
+    });
+
+  it("is in name order whatever order the tools arrive in, so the prompt prefix does not depend on it", async () => {
+    const lists: string[] = [];
+    for (const plugins of [
+      [toolsNamed("one", ["zeta", "beta"]), toolsNamed("two", ["alpha"])],
+      [toolsNamed("two", ["alpha"]), toolsNamed("one", ["beta", "zeta"])],
+    ]) {
+      const host = await Host.create({ plugins, cwd: tmp("larik-sp-tools-"), settings: {} });
+      const provider = new ScriptedProvider([{ blocks: [text("ok")] }]);
+      const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
+      await drain(agent.run("hi"));
+      lists.push(JSON.stringify(provider.requests[0]!.tools));
+    }
+    expect(JSON.parse(lists[0]!).map((t: { name: string }) => t.name)).toEqual(["alpha", "beta", "zeta"]);
+    expect(lists[1]).toBe(lists[0]);
   });
 });
