@@ -3,7 +3,7 @@
  * denied under narrow allow rules, and the ones that must be allowed. Zero bypasses.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
@@ -13,7 +13,13 @@ import { PermissionChecker, type PermissionMode } from "../kernel/permission.js"
 const root = mkdtempSync(join(tmpdir(), "larik-perm-bash-"));
 mkdirSync(join(root, "sub"), { recursive: true });
 mkdirSync(join(root, "web"), { recursive: true });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+// a folder of the project that is a link to one outside it: `cd out` leaves the project
+const outside = mkdtempSync(join(tmpdir(), "larik-perm-bash-outside-"));
+symlinkSync(outside, join(root, "out"));
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+  rmSync(outside, { recursive: true, force: true });
+});
 
 const RULES = ["bash(npm test*)", "bash(git status)", "bash(ls*)"];
 
@@ -80,6 +86,8 @@ const MUST_NOT_ALLOW: string[] = [
   "(cd sub) && cd .. && ls",
   "cd '/tmp' && ls",
   "cd -P sub && ls",
+  "cd out && npm test",
+  "cd sub/../out && ls",
   // conservative: a later cd is checked from every directory the shell may be in (subshells)
   "cd sub && cd .. && ls",
   // env-assignment prefixes and env wrappers
