@@ -51,6 +51,7 @@ const MUST_NOT_ALLOW: string[] = [
   // newline / CR injection
   "npm test\nrm -rf /",
   "npm test\r\nrm -rf /",
+  "npm test\rrm -rf /",
   "git status\ngit push",
   "npm test #\nrm -rf /",
   "npm test \\\n; rm -rf /",
@@ -116,6 +117,12 @@ const MUST_NOT_ALLOW: string[] = [
   "ls <(rm -rf /)",
   "ls >(tee x)",
   "npm test <<'EOF'\nx\nEOF",
+  // each of these runs only commands the rules allow, but a substitution or a here-string is
+  // never allowed by a pattern (the rule's author saw neither)
+  "ls <(ls)",
+  "ls >(ls)",
+  "npm test <<< y",
+  "ls <<ls\nls\nls",
   // shells
   'sh -c "npm test"',
   "bash -c 'ls'",
@@ -338,6 +345,12 @@ describe("deny rules apply to every part", () => {
   test("deny matches text as written: a path to the binary is not the bare name", () => {
     expect(decide(checker([], ["bash(rm*)"]), "/bin/rm -rf /").decision).toBe("ask");
     expect(decide(checker([], ["bash(rm*)"], "yolo"), "/bin/rm -rf /").decision).toBe("allow");
+  });
+
+  test("deny matches text as written: a rule with quotes in it matches the command with those quotes", () => {
+    const rules = ['bash(git commit -m "wip"*)'];
+    expect(decide(checker(["bash"], rules, "yolo"), 'git commit -m "wip" -q')).toMatchObject({ decision: "deny", rule: rules[0] });
+    expect(decide(checker(["bash"], rules, "yolo"), 'git commit -m "done"').decision).toBe("allow");
   });
 
   test("deny does not fire on arguments that merely mention the word", () => {
