@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Host, projectKey, replay, type Message } from "../../../kernel/index.js";
@@ -117,6 +117,15 @@ describe("create, append, reopen", () => {
     const f = await t.store.fork(t.cwd, h.id);
     expect(statSync(f.location).mode & 0o777).toBe(0o600);
     await f.close();
+  });
+
+  it("makes an existing, wider project folder 0700 again", async () => {
+    const dir = t.store.dirOf(t.cwd);
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    chmodSync(dir, 0o755);
+    const h = await t.store.create(meta(t.cwd));
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    await h.close();
   });
 
   it("refuses appends after close and removes the lock", async () => {
