@@ -96,6 +96,19 @@ describe("bash", () => {
     expect(await until(() => !alive(pid))).toBe(true);
   });
 
+  it("kills with SIGKILL what ignores the SIGTERM of a timeout, after the grace period", async () => {
+    const pidFile = join(root, "pids");
+    // an ignored signal stays ignored in the children, so neither bash nor sleep stops on SIGTERM
+    const running = call(bash, { command: `trap "" TERM; sleep 60 & echo $! $$ > ${pidFile}; sleep 60`, timeout: 1 }, ctx);
+    expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").includes(" "))).toBe(true);
+    const pids = readFileSync(pidFile, "utf8").trim().split(" ").map(Number);
+    strays.push(...pids);
+    const r = await running;
+    expect(r.is_error).toBe(true);
+    expect(r.content).toBe("(no output)\n[timed out after 1 s; the command and its child processes were killed]");
+    for (const pid of pids) expect(await until(() => !alive(pid))).toBe(true);
+  }, 15_000);
+
   it("kills the whole process group when the call is aborted", async () => {
     const pidFile = join(root, "child.pid");
     const running = call(bash, { command: `sleep 60 & echo $! > ${pidFile}; sleep 60`, timeout: 60 }, ctx);
