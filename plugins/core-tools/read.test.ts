@@ -116,6 +116,13 @@ describe("read", () => {
     expect(ctx.files.lastRead(join(root, "m.txt"))).toBe((await stat(join(root, "m.txt"))).mtimeMs);
   });
 
+  it("records the mtime of an image it returns too, so the image may then be replaced", async () => {
+    await writeTree(root, { "dot.png": PNG });
+    const ctx = makeContext(root);
+    await call(readTool, { path: "dot.png" }, ctx);
+    expect(ctx.files.lastRead(join(root, "dot.png"))).toBe((await stat(join(root, "dot.png"))).mtimeMs);
+  });
+
   it("answers a repeated unchanged read briefly once, then returns the text again", async () => {
     await writeTree(root, { "r.txt": "hello\n" });
     const ctx = makeContext(root);
