@@ -466,6 +466,27 @@ describe("cancelling in the run phase", () => {
   });
 });
 
+describe("a preToolUse hook's updatedInput", () => {
+  it("is validated like the model's arguments: a bad one answers INVALID_ARGUMENTS and the tool does not run", async () => {
+    const log: string[] = [];
+    const rewriter = definePlugin({
+      name: "rewriter",
+      setup(ctx) {
+        ctx.hooks.preToolUse.tap(async () => ({ updatedInput: { word: 42 } }));
+      },
+    });
+    const host = await Host.create({ plugins: [toolsPlugin(log), rewriter], cwd: tmp(), settings: {} });
+    const provider = new ScriptedProvider([{ blocks: [call("t1", "peek", { word: "a" })] }, { blocks: [text("ok")] }]);
+    const agent = await host.openAgent({ provider, model: "scripted/test", mode: "yolo" });
+    const events = await drain(agent.run("go"));
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    expect(log).toEqual([]);
+    const result = provider.requests[1]!.messages.at(-1)!.blocks[0] as { content: string; is_error?: boolean };
+    expect(result.is_error).toBe(true);
+    expect(result.content).toMatch(/^INVALID_ARGUMENTS: peek: word: /);
+  });
+});
+
 describe("the event contract", () => {
   it("an event that breaks the schema (a plugin's notice that is not text) never reaches the front end; the call it came from is blocked", async () => {
     const sloppy = definePlugin({
