@@ -19,11 +19,15 @@ function files(dir: string): string[] {
   return out;
 }
 
-/** Every module specifier in static imports, re-exports and dynamic import() calls. */
+/**
+ * Every module specifier in static imports, re-exports, dynamic import() calls (quoted or in
+ * backticks) and require() calls, a createRequire()'s included.
+ */
 export function specifiers(source: string): string[] {
   const out: string[] = [];
-  const re = /(?:^|[;\s])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
-  for (let m = re.exec(source); m; m = re.exec(source)) out.push((m[1] ?? m[2] ?? m[3])!);
+  const re =
+    /(?:^|[;\s])(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["'`]([^"'`]+)["'`]\s*\)|^\s*import\s*["']([^"']+)["']|(?:\brequire|\))\s*\(\s*["'`]([^"'`]+)["'`]\s*\)/gm;
+  for (let m = re.exec(source); m; m = re.exec(source)) out.push((m[1] ?? m[2] ?? m[3] ?? m[4])!);
   return out;
 }
 
@@ -33,6 +37,8 @@ describe("dependency direction", () => {
   it("finds imports of every form (self-check of the scanner)", () => {
     const src = `import a from "x";\nimport { b } from 'y';\nexport * from "./z.js";\nconst c = await import("w");\nimport "side";`;
     expect(specifiers(src).sort()).toEqual(["./z.js", "side", "w", "x", "y"]);
+    const more = "const d = await import(`v`);\nconst e = require('u');\nconst f = createRequire(import.meta.url)(\"t\");\nrequireStore(ctx);";
+    expect(specifiers(more).sort()).toEqual(["t", "u", "v"]);
   });
 
   it("the kernel imports no plugin, preset or front-end library", () => {
