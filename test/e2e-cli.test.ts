@@ -1076,6 +1076,37 @@ describe("larik --version and --help", () => {
     }
   });
 
+  it("--help lists what a config's plugin contributes, and names a plugin that failed", async () => {
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    writeFileSync(
+      join(home, ".config", "larik", "larik.config.ts"),
+      [
+        'import { definePlugin, defineConfig } from "larik";',
+        'import { z } from "zod";',
+        "const extras = definePlugin({",
+        '  name: "extras",',
+        "  setup(ctx) {",
+        '    ctx.tools.register({ name: "shout", description: "Upper-cases text", kind: "read", input: z.object({ text: z.string() }), async run() { return { content: "" }; } });',
+        '    ctx.commands.register({ name: "standup", description: "Drafts the standup notes", async run() {} });',
+        '    ctx.providers.register({ name: "acme", keyEnv: ["ACME_KEY"], create() { throw new Error("not used here"); } });',
+        "  },",
+        "});",
+        'const broken = definePlugin({ name: "broken", setup() { throw new Error("cannot start"); } });',
+        "export default defineConfig({ plugins: [extras, broken] });",
+        "",
+      ].join("\n"),
+    );
+    const r = await runCli(["--help"], { cwd: home, env: baseEnv(home) });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain('plugin "broken" failed in setup: cannot start; started without it');
+    expect(r.stdout).toMatch(/^tools:\n {2}.*\bshout\b/m);
+    expect(r.stdout).toMatch(/^ {2}\/standup +Drafts the standup notes$/m);
+    expect(r.stdout).toMatch(/^ {2}acme +key: ACME_KEY$/m);
+    expect(r.stdout).toMatch(/^plugins: .*\bextras$/m);
+    expect(r.stdout).toMatch(/^failed plugins: broken$/m);
+  });
+
   it("--help lists what the loaded plugins contribute", async () => {
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     const r = await runCli(["--help"], { cwd: home, env: baseEnv(home) });
