@@ -179,6 +179,24 @@ describe("Host.create (embedding)", () => {
     await host.dispose();
   });
 
+  it("leaves out a plugin named in disable: its setup never runs and it registers nothing", async () => {
+    const ran: string[] = [];
+    const plugin = (name: string) =>
+      definePlugin({
+        name,
+        setup: (ctx) => {
+          ran.push(name);
+          ctx.commands.register({ name: `${name}-cmd`, description: "", run: async () => undefined });
+        },
+      });
+    const host = await Host.create({ plugins: [plugin("kept"), plugin("dropped")], disable: ["dropped"], cwd: base, env });
+    expect(ran).toEqual(["kept"]);
+    expect(host.plugins).toEqual(["kept"]);
+    expect(host.commands.list().map((c) => c.name)).toEqual(["kept-cmd"]);
+    expect(host.notices).toEqual([]);
+    await host.dispose();
+  });
+
   it("keeps the first of two plugins of a name, even when the second is listed later", async () => {
     const first = definePlugin({ name: "p", setup: (ctx) => void ctx.commands.register({ name: "first", description: "", run: async () => undefined }) });
     const second = definePlugin({ name: "p", setup: (ctx) => void ctx.commands.register({ name: "second", description: "", run: async () => undefined }) });
