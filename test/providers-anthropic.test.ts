@@ -18,6 +18,7 @@ import {
 import anthropicPlugin, { anthropicFactory } from "../plugins/anthropic/index.js";
 import { AnthropicProvider } from "../plugins/anthropic/provider.js";
 import { thinkingStyle } from "../plugins/anthropic/catalog.js";
+import { mapStopReason } from "../plugins/anthropic/decode.js";
 import { collect, matchesDescriptor, ReplayServer, sseBody, type Reply } from "./fakes/replay-server.js";
 import { fixture, manifestFor, NORMALIZED_STOP, replyFor, CHUNKINGS } from "./fakes/recordings.js";
 
@@ -418,6 +419,13 @@ describe("failure modes", () => {
     const got: Record<string, string> = {};
     for (const reason of Object.keys(stops)) got[reason] = (await collect((await provider()).stream(request()))).done!.stop_reason;
     expect(got).toEqual(stops);
+  });
+
+  it("a missing or unknown stop reason (a proxy, a newer API) is tool_use when the reply has tool calls, else end_turn", () => {
+    for (const reason of [null, undefined, "some_new_reason"]) {
+      expect(mapStopReason(reason, true)).toBe("tool_use");
+      expect(mapStopReason(reason, false)).toBe("end_turn");
+    }
   });
 
   it("an abort mid-stream ends the stream with the abort, without a final message", async () => {
