@@ -224,6 +224,24 @@ describe("stream details", () => {
     expect(out.done!.stop_reason).toBe("tool_use");
   });
 
+  it("orders calls by index whatever order they stream in, and takes arguments sent as an object", async () => {
+    const body = sseBody([
+      // the second call's first fragment comes first; the first call's arguments are an object
+      { data: chunk({ tool_calls: [{ index: 1, id: "c2", type: "function", function: { name: "grep", arguments: '{"pattern":' } }] }) },
+      { data: chunk({ tool_calls: [{ index: 0, id: "c1", type: "function", function: { name: "read", arguments: { path: "a.txt" } } }] }) },
+      { data: chunk({ tool_calls: [{ index: 1, function: { arguments: '"x"}' } }] }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    const calls = out.done!.message.blocks.filter((b): b is Extract<Block, { type: "tool_use" }> => b.type === "tool_use");
+    expect(calls.map((c) => [c.id, c.name, c.input, c.raw_input])).toEqual([
+      ["c1", "read", { path: "a.txt" }, undefined],
+      ["c2", "grep", { pattern: "x" }, undefined],
+    ]);
+  });
+
   it("keeps raw_input when arguments were cut, and mints an id when the server gave none", async () => {
     const body = sseBody([
       { data: chunk({ tool_calls: [{ index: 0, function: { name: "write", arguments: '{"path": "a", "content": "hel' } }] }) },
