@@ -260,6 +260,15 @@ describe("project larik.config.ts", () => {
     expect(cfg.notices).toEqual(["larik.config.ts: failed to load: boom (config not loaded)"]);
   });
 
+  it("run from the personal config folder, the personal larik.config.ts is loaded once, as personal, and asks for no approval", async () => {
+    const file = write(join(cfgDir(), "larik.config.ts"), `export default { plugins: [{ name: "mine", setup() {} }] };\n`);
+    expect(await findProjectConfig(cfgDir(), env)).toBeUndefined();
+    const cfg = await loadConfig(cfgDir(), env);
+    expect(cfg.plugins.map((p) => p.name)).toEqual(["mine"]);
+    expect(cfg.notices).toEqual([]);
+    expect(cfg.configFiles).toEqual([file]);
+  });
+
   it("combines with the personal config: plugins in order, project preset wins, disable adds up", async () => {
     write(join(cfgDir(), "larik.config.ts"), `export default { plugins: [{ name: "mine", setup() {} }], preset: [{ name: "p1", setup() {} }], disable: ["x"] };\n`);
     write(join(repo, "larik.config.ts"), `export default { plugins: [{ name: "theirs", setup() {} }], preset: [{ name: "p2", setup() {} }], disable: ["y"] };\n`);
