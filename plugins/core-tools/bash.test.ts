@@ -122,6 +122,13 @@ describe("bash", () => {
     expect(await until(() => !alive(pid))).toBe(true);
   });
 
+  it("a call whose turn stopped before it started says why and runs nothing", async () => {
+    ctx.controller.abort(new Error("interrupted: --timeout 2s reached"));
+    const r = await call(bash, { command: `touch ${join(root, "ran")}` }, ctx);
+    expect(r).toMatchObject({ is_error: true, content: "[interrupted: --timeout 2s reached; the command was not started]" });
+    expect(existsSync(join(root, "ran"))).toBe(false);
+  });
+
   it("caps long output with head and tail, and raw_output returns every byte", async () => {
     const r = await call(bash, { command: "seq 1 30000" }, ctx, "toolu_seq");
     const full = Array.from({ length: 30000 }, (_, i) => `${i + 1}\n`).join("");

@@ -43,6 +43,12 @@ function startFailure(err: Error, cwd: string): string {
   return `could not start the command: ${err.message}`;
 }
 
+/** The turn's reason for stopping ("interrupted by user", "interrupted: --timeout 5m reached"). */
+function stopReason(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error && reason.name !== "AbortError" ? reason.message : "interrupted";
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
@@ -51,7 +57,7 @@ function sleep(ms: number): Promise<void> {
 export function bashTool(shells: BackgroundShells) {
   async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
     if (!args.command.trim()) return { content: "command is empty: give a shell command to run", is_error: true };
-    if (ctx.signal.aborted) return { content: "interrupted before the command started", is_error: true };
+    if (ctx.signal.aborted) return { content: `[${stopReason(ctx.signal)}; the command was not started]`, is_error: true };
     try {
       for (const p of args.checkpoint_paths ?? []) {
         const target = await resolveWritePath(ctx, p);
@@ -139,10 +145,7 @@ export function bashTool(shells: BackgroundShells) {
       return { content: lines.join("\n"), is_error: true };
     }
     if (ending === "abort") {
-      // the turn's reason ("interrupted by user", "interrupted: --timeout 5m reached")
-      const reason: unknown = ctx.signal.reason;
-      const why = reason instanceof Error && reason.name !== "AbortError" ? reason.message : "interrupted";
-      lines.push(`[${why}; the command and its child processes were killed]`);
+      lines.push(`[${stopReason(ctx.signal)}; the command and its child processes were killed]`);
       return { content: lines.join("\n"), is_error: true };
     }
     lines.push(exit.signal ? `[killed by ${exit.signal}]` : `[exit code ${exit.code}]`);
