@@ -122,6 +122,12 @@ describe("classification of recorded error bodies", () => {
     expect(classifyHttpError({ provider: "p", status: 422, bodyText: "{}" }).kind).toBe("bad_request");
   });
 
+  it("retries 408, 409, 429 and 5xx by default, and no other 4xx (the SDKs' policy)", () => {
+    const retryable = (status: number) => classifyHttpError({ provider: "p", status, bodyText: "" }).retryable;
+    expect([408, 409, 429, 500, 503].map(retryable)).toEqual([true, true, true, true, true]);
+    expect([400, 401, 403, 404, 422].map(retryable)).toEqual([false, false, false, false, false]);
+  });
+
   it("obeys x-should-retry: false on a 500", () => {
     expect(classifyHttpError({ provider: "p", status: 500, headers: new Headers({ "x-should-retry": "false" }) }).retryable).toBe(false);
     expect(classifyHttpError({ provider: "p", status: 400, headers: new Headers({ "x-should-retry": "true" }) }).retryable).toBe(true);
