@@ -85,6 +85,22 @@ describe("resume", () => {
     await expect(other.openAgent({ continue: true })).rejects.toThrow(/^no session to continue in .*: start one without -c$/);
   });
 
+  it("after a /clear, resumes the fresh context, not the one cleared away", async () => {
+    const t = await bed();
+    const agent = await t.host.openAgent({ model: "scripted/m1" });
+    t.provider.push({ blocks: [text("before")] }, { blocks: [text("after")] });
+    await drain(agent.run("old topic"));
+    agent.clear();
+    await drain(agent.run("new topic"));
+    const context: Message[] = JSON.parse(JSON.stringify(agent.messages));
+    expect(context.map((m) => m.role)).toEqual(["user", "assistant"]);
+    const id = agent.session.id;
+    await agent.close();
+    const resumed = await t.host.openAgent({ resume: id });
+    expect(resumed.messages).toEqual(context);
+    await resumed.close();
+  });
+
   it("reproduces exactly the messages, system prompt and tools that were sent", async () => {
     const t = await bed();
     const agent = await t.host.openAgent({ model: "scripted/m1" });
