@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SessionMetaSchema, sessionMetaProblem, repairToolResults } from "./session.js";
+import { repairToolResults, SessionMetaSchema, sessionMetaProblem } from "./session.js";
+import type { Message } from "./types.js";
 
 describe("sessionMetaProblem", () => {
   const samples: unknown[] = [
@@ -37,5 +38,31 @@ describe("repairToolResults", () => {
     expect(result.content).not.toMatch(/never run/);
     expect(result.content).toMatch(/^interrupted: .*may have run .*check its effects before running it again$/);
     expect(repaired[2]!.blocks[1]).toEqual({ type: "text", text: "go on" });
+  });
+
+  const use = (id: string) => ({ type: "tool_use" as const, id, name: "read", input: {} });
+  const result = (id: string) => ({ type: "tool_result" as const, id, content: `r${id}` });
+  const say = (text: string) => ({ type: "text" as const, text });
+
+  it("answers a tool_use left without a result, in order, and drops results whose tool_use is not right before them", () => {
+    const history: Message[] = [
+      // a result whose call was compacted away, beside a prompt: the result goes, the prompt stays
+      { role: "user", blocks: [result("gone"), say("next prompt")] },
+      { role: "assistant", blocks: [use("a"), use("b")] },
+      // b answered, a not (a crash between them); a stray one for a call of another turn
+      { role: "user", blocks: [result("b"), result("old")] },
+      // a message of stray results only disappears
+      { role: "assistant", blocks: [say("done")] },
+      { role: "user", blocks: [result("x")] },
+    ];
+    expect(repairToolResults(history)).toEqual([
+      { role: "user", blocks: [say("next prompt")] },
+      { role: "assistant", blocks: [use("a"), use("b")] },
+      {
+        role: "user",
+        blocks: [{ type: "tool_result", id: "a", content: expect.stringMatching(/^interrupted: .*may have run in part/), is_error: true }, result("b")],
+      },
+      { role: "assistant", blocks: [say("done")] },
+    ]);
   });
 });
