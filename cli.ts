@@ -9,7 +9,7 @@
 import { codeCacheDir, loadWithCodeCache, saveAfterFirstRequest } from "./cli/code-cache.js";
 import { isPrintRun } from "./cli/print-flag.js";
 import { fastVersion } from "./cli/version.js";
-import { printAll } from "./kernel/pipe-writer.js";
+import { printAll } from "./kernel/kit/pipe-writer.js";
 
 type Main = (argv: string[]) => Promise<number>;
 

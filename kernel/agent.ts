@@ -8,8 +8,8 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { AgentEventSchema, type AgentEvent, type PermissionAnswer, type StopReason, type UsageInfo } from "./events.js";
 import type { Host } from "./host.js";
-import { Channel } from "./channel.js";
-import { isoTime } from "./time.js";
+import { Channel } from "./kit/channel.js";
+import { isoTime } from "./kit/time.js";
 import { PluginError, type ToolCallInfo } from "./hooks.js";
 import { PermissionChecker, type PermissionMode, PERMISSION_MODES } from "./permission.js";
 import {
@@ -28,10 +28,10 @@ import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type An
 import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
-import { nearestName } from "./nearest-name.js";
-import { ConfigError, errorText } from "./one-line.js";
+import { nearestName } from "./kit/nearest-name.js";
+import { ConfigError, errorText } from "./kit/one-line.js";
 import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, undoNote, type CheckpointStore } from "./checkpoint.js";
-import { capOutput, toSafeText } from "./output.js";
+import { capOutput, toSafeText } from "./kit/output.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { dataDir } from "./paths.js";
 import { inheritSidecars, sidecarDirOf } from "./sidecars.js";

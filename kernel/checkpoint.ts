@@ -15,11 +15,11 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import { chmod, lstat, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import * as z from "zod/mini";
-import { lazySchema } from "./lazy-schema.js";
-import { gitAfter, gitBefore, lstatOrUndefined, readNoFollow, type FileState } from "./checkpoint-git.js";
+import { lazySchema } from "./kit/lazy-schema.js";
+import { gitAfter, gitBefore, lstatOrUndefined, readNoFollow, type FileState } from "./kit/checkpoint-git.js";
 import { protectedPathReason } from "./permission.js";
 import { canonicalDir, toPosix } from "./paths.js";
-import { writeAtomic } from "./write-atomic.js";
+import { writeAtomic } from "./kit/write-atomic.js";
 
 /**
  * The checkpoint interface behind `/undo` (LARIK-REFERENCE §8). A turn begins a unit; the first

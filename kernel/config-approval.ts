@@ -8,7 +8,7 @@ import { readFile, readdir, readlink } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { evaluateConfig, evaluatedInThisProcess, hashConfigContent, jitiFor, resolvePluginSpecs, type ConfigSource } from "./config-files.js";
-import { oneLine } from "./one-line.js";
+import { oneLine } from "./kit/one-line.js";
 import { canonicalDir, gitRoot, isInside } from "./paths.js";
 /**
  * What `larik config approve` records for a project config (`approved_configs[<its path>]`).
@@ -272,7 +272,7 @@ export async function traceProjectConfig(
 async function trackedByGit(repo: string | undefined, files: string[]): Promise<Set<string>> {
   if (!repo) return new Set(files);
   try {
-    const { git } = await import("./checkpoint-git.js");
+    const { git } = await import("./kit/checkpoint-git.js");
     const out = await git(repo, ["ls-files", "-z", "--", ...files.map((f) => relative(repo, f))]);
     return new Set(out.toString("utf8").split("\0").filter(Boolean).map((rel) => join(repo, rel)));
   } catch {

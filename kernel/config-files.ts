@@ -11,7 +11,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Jiti } from "jiti";
 import { isPlugin, type Plugin } from "./plugin.js";
-import { oneLine } from "./one-line.js";
+import { oneLine } from "./kit/one-line.js";
 import type { LarikConfig, PluginSpec } from "./config.js";
 import { cacheDir, canonicalDir, configDir, gitRoot } from "./paths.js";
 

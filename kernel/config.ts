@@ -8,7 +8,7 @@
  *   approved project `larik.config.ts` settings (trusted) → private project file (trusted).
  * Shared files sit in the git root and, when different, in `cwd` (cwd after root).
  */
-import { nearestName } from "./nearest-name.js";
+import { nearestName } from "./kit/nearest-name.js";
 import { existsSync, readFileSync } from "node:fs";
 import { chmod, mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
@@ -17,8 +17,8 @@ import { canonicalDir, configDir, gitRoot, personalSettingsFile, privateProjectF
 import { checkSettings, DELEGATION_LEVELS, settingsSchema, type SettingsIssue } from "./settings-schema.js";
 import { type ConfigSource, evaluateConfig, findPersonalConfig, findProjectConfig, readConfigSource, resolvePluginSpecs } from "./config-files.js";
 import { type ConfigApproval, dirsChangedSinceApproval, filesChangedSinceApproval, traceProjectConfig } from "./config-approval.js";
-import { ConfigError, oneLine } from "./one-line.js";
-import { writeAtomic } from "./write-atomic.js";
+import { ConfigError, oneLine } from "./kit/one-line.js";
+import { writeAtomic } from "./kit/write-atomic.js";
 
 
 /** `hooks` in Claude Code format (§14): event name → matcher groups (checked by the schema). */

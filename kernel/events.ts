@@ -5,7 +5,7 @@
  * every `permission_request` exactly once (DESIGN.md, "The event contract").
  */
 import * as z from "zod/mini";
-import { lazySchema } from "./lazy-schema.js";
+import { lazySchema } from "./kit/lazy-schema.js";
 
 // Each schema is a lazySchema: built at its first use, not at import, which keeps zod and
 // these ~100 zod objects off the start-up path (bench/startup.mjs).

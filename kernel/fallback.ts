@@ -8,7 +8,7 @@
  */
 import type { Settings } from "./config.js";
 import { defaultSpec, resolveModel, type ResolvedModel } from "./models.js";
-import { ConfigError } from "./one-line.js";
+import { ConfigError } from "./kit/one-line.js";
 import type { ProviderFactory } from "./registries.js";
 import type { Registry } from "./registry.js";
 import { ProviderError, type Message, type ModelRequest, type Provider, type ProviderErrorKind, type StreamEvent } from "./types.js";

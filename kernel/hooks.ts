@@ -10,7 +10,7 @@ import type { AgentEvent } from "./events.js";
 import type { AnyTool, ToolResult } from "./tools.js";
 import type { Agent } from "./agent.js";
 import type { Disposer } from "./registry.js";
-import { oneLine } from "./one-line.js";
+import { oneLine } from "./kit/one-line.js";
 
 /**
  * An error raised inside a plugin, labelled with the plugin and the hook (or `setup`). Its

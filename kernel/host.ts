@@ -15,7 +15,7 @@ import { Agent, type AgentOptions } from "./agent.js";
 import { unmatchableRules } from "./permission.js";
 import { selectSandbox } from "./sandbox.js";
 import { isPlugin } from "./plugin.js";
-import { nearestName } from "./nearest-name.js";
+import { nearestName } from "./kit/nearest-name.js";
 
 /** What {@link Host.create} takes. */
 export interface HostOptions {

@@ -10,7 +10,7 @@ import { personalSettingsFile, tildePath } from "./paths.js";
 import type { CatalogEntry, ProviderConfig, ProviderFactory } from "./registries.js";
 import type { Registry } from "./registry.js";
 import type { Usage } from "./types.js";
-import { ConfigError } from "./one-line.js";
+import { ConfigError } from "./kit/one-line.js";
 
 /** What {@link resolveModel} makes of a spec: the provider, its resolved settings and key, the catalog entry. */
 export interface ResolvedModel {

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Host } from "./host.js";
 import { configDir, dirsFromRoot, gitRoot } from "./paths.js";
-import { localDay } from "./time.js";
+import { localDay } from "./kit/time.js";
 
 /**
  * Our own short base prompt, the first section of every system prompt, with the safety rules of

@@ -5,7 +5,7 @@
 import type { Provider } from "./types.js";
 import type { Host } from "./host.js";
 import type { Agent } from "./agent.js";
-import { nearestName } from "./nearest-name.js";
+import { nearestName } from "./kit/nearest-name.js";
 
 /** A model's catalog entry. Prices in USD per million tokens; windows in tokens. */
 export interface CatalogEntry {

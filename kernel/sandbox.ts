@@ -13,7 +13,7 @@ import { spawn } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { pidAlive } from "./pid.js";
+import { pidAlive } from "./kit/pid.js";
 import type { ProbeResult, Sandbox, SandboxedCommand } from "./registries.js";
 
 /** How long a successful probe stays trusted (ms). Failures are never cached. */

@@ -5,8 +5,8 @@
  * The JSONL file store is a plugin (`sessions-jsonl`); an embedder may register another.
  */
 import * as z from "zod/mini";
-import { lazySchema } from "./lazy-schema.js";
-import { localMinute } from "./time.js";
+import { lazySchema } from "./kit/lazy-schema.js";
+import { localMinute } from "./kit/time.js";
 
 // Each schema is a lazySchema: built at its first use, not at import, which keeps zod and
 // these ~100 zod objects off the start-up path (bench/startup.mjs).

@@ -4,7 +4,7 @@
  * file error reads `<file>: "<key>": expected …, got <value>`.
  */
 import * as z from "zod/mini";
-import { useEnglishErrors } from "./zod-english.js";
+import { useEnglishErrors } from "./kit/zod-english.js";
 import { EFFORTS } from "./types.js";
 import { PERMISSION_MODES, ruleSyntaxProblem } from "./permission.js";
 

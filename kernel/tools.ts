@@ -4,7 +4,7 @@
  * so no tool runs by a path that skips the hook points (DESIGN.md, "Lessons from the field").
  */
 import * as z from "zod/mini";
-import { useEnglishErrors } from "./zod-english.js";
+import { useEnglishErrors } from "./kit/zod-english.js";
 import type { Image, ToolSpec } from "./types.js";
 import type { Sandbox } from "./registries.js";
 import type { PermissionCall } from "./permission.js";

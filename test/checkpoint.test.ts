@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createCheckpointStore, pruneCheckpoints, pruneCheckpointsDaily, type CheckpointStore } from "../kernel/checkpoint.js";
-import { gitBefore, GIT_COPY_LIMITS, parsePorcelainZ } from "../kernel/checkpoint-git.js";
+import { gitBefore, GIT_COPY_LIMITS, parsePorcelainZ } from "../kernel/kit/checkpoint-git.js";
 
 let base: string;
 let repo: string;

@@ -1,7 +1,7 @@
 /**
  * Errors as one line, for notices and one-line error messages.
  */
-import { ProviderError } from "./types.js";
+import { ProviderError } from "../types.js";
 
 /**
  * A one-line configuration error that says what to fix (a bad model spec, a missing key, a

@@ -14,7 +14,7 @@ import { spawn } from "node:child_process";
 import { constants, type Stats } from "node:fs";
 import { lstat, open } from "node:fs/promises";
 import { join } from "node:path";
-import { gitRoot } from "./paths.js";
+import { gitRoot } from "../paths.js";
 
 /** Limits on the copies taken before a command (§8). Bytes and file counts. */
 export const GIT_COPY_LIMITS = {

@@ -7,7 +7,7 @@
  * guard).
  */
 import { singleLineExcerpt, stallError, streamError, truncatedError } from "./provider-errors.js";
-import { ProviderError } from "./types.js";
+import { ProviderError } from "../types.js";
 
 /** How a response body is read. */
 export interface StreamReadOptions {

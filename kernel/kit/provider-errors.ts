@@ -8,7 +8,7 @@
  * patterns), §1.5 (Anthropic in-stream error types), §1.7, §2.6, §3.4, §4.5 and §5.7 (each API's
  * error envelope), §6.16 (429s that no retry fixes).
  */
-import { ProviderError, type ProviderErrorKind } from "./types.js";
+import { ProviderError, type ProviderErrorKind } from "../types.js";
 
 /**
  * Messages that mean "the prompt does not fit the model's context window", across providers

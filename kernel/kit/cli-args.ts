@@ -3,11 +3,11 @@
  * agent options, so the TUI, headless mode and the server read `--model`, `--mode`, `-c` ...
  * the same way.
  */
-import type { AgentOptions } from "./agent.js";
+import type { AgentOptions } from "../agent.js";
 import { ConfigError } from "./one-line.js";
-import { PERMISSION_MODES, type PermissionMode } from "./permission.js";
-import type { CliArgs, CliOption } from "./registries.js";
-import { EFFORTS, type Effort } from "./types.js";
+import { PERMISSION_MODES, type PermissionMode } from "../permission.js";
+import type { CliArgs, CliOption } from "../registries.js";
+import { EFFORTS, type Effort } from "../types.js";
 
 /** Options understood by every run of `larik`. */
 export const COMMON_OPTIONS: Record<string, CliOption> = {

@@ -7,8 +7,8 @@
  */
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, relative, resolve } from "node:path";
-import type { Agent } from "./agent.js";
-import type { Block } from "./types.js";
+import type { Agent } from "../agent.js";
+import type { Block } from "../types.js";
 
 /** Largest text file attached whole, in bytes. */
 export const MAX_ATTACH_BYTES = 256 * 1024;

@@ -12,9 +12,9 @@
  */
 import { nodeFetch } from "./http-node.js";
 import { classifyHttpError, type HttpErrorInfo, NEVER_RETRY, networkError, singleLineExcerpt, stallError } from "./provider-errors.js";
-import { endpointHint, type ProviderConfig } from "./registries.js";
+import { endpointHint, type ProviderConfig } from "../registries.js";
 import { abortReason, stallMs, type StreamReadOptions } from "./stream-read.js";
-import { ProviderError, type ProviderErrorKind, type StreamEvent } from "./types.js";
+import { ProviderError, type ProviderErrorKind, type StreamEvent } from "../types.js";
 
 /** Longest server-requested wait that is honoured silently (ms); longer waits are surfaced. */
 export const MAX_RETRY_AFTER_MS = 60_000;

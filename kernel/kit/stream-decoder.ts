@@ -9,7 +9,7 @@
  * joining here are for speed (bench/providers.mjs).
  */
 import { singleLineExcerpt } from "./provider-errors.js";
-import { ProviderError, type StreamEvent } from "./types.js";
+import { ProviderError, type StreamEvent } from "../types.js";
 
 /** Pieces between two joins in {@link TextAccumulator}. */
 const JOIN_EVERY = 256;
