@@ -108,7 +108,7 @@ function namesUsedFrom(pkg: string, dirs: string[]): Set<string> {
 /**
  * For the headless bundle only: zod and picomatch load at their first use, not when the bundle
  * starts. A `-p` run validates nothing and matches no glob before its first model request (the
- * kernel's schemas are built lazily, kernel/lazy-schema.ts), and setting up zod's ~30 modules and
+ * kernel's schemas are built lazily, kernel/kit/lazy-schema.ts), and setting up zod's ~30 modules and
  * picomatch's tables cost it ~4 ms there, most of it allocation: enough that the young
  * generation filled up once more before the request was sent. Our imports of these packages
  * resolve to a module of functions that load the real one on first call, through a `require`,

@@ -2,7 +2,7 @@
  * docs/architecture.md stays true to the code: its hook table names every hook point of
  * kernel/hooks.ts with its tapable class and arity, its event table lists every event type of
  * kernel/events.ts with exactly its fields (`?` marking the optional ones), its registry table
- * names the host's registries, and its file map names every file of kernel/.
+ * names the host's registries, and its file map names every file of kernel/ and kernel/kit/.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -117,16 +117,24 @@ describe("docs/architecture.md registry table", () => {
 });
 
 describe("docs/architecture.md file map", () => {
-  it("names every file of kernel/ and no file that is not there", () => {
+  it("names every file of kernel/ and kernel/kit/, each under its folder, and no file that is not there", () => {
     const block = /```\n(cli\.ts[\s\S]*?)```/.exec(doc)?.[1];
     expect(block, "the file map block").toBeDefined();
     const lines = block!.split("\n");
     const from = lines.findIndex((l) => l.startsWith("kernel/"));
     const to = lines.findIndex((l, i) => i > from && /^\S/.test(l));
-    const section = lines.slice(from + 1, to).join("\n");
-    const named = new Set([...section.matchAll(/\b([\w-]+\.ts)\b/g)].map((m) => m[1]!));
-    const files = readdirSync(join(root, "kernel")).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"));
-    expect(files.filter((f) => !named.has(f)), "kernel files the map leaves out").toEqual([]);
+    const kit = lines.findIndex((l, i) => i > from && i < to && l.startsWith("  kit/"));
+    expect(kit, "a `  kit/` line in the kernel's section").toBeGreaterThan(from);
+    // a name is relative to kernel/ (`kit/x.ts` may be named from the kernel's lines too); the
+    // lines indented under `kit/` name files of kernel/kit/
+    const named = new Set<string>();
+    lines.slice(from + 1, to).forEach((line, i) => {
+      const inKit = from + 1 + i > kit && line.startsWith("    ");
+      for (const m of line.matchAll(/(?<![\w/.-])((?:kit\/)?[\w-]+\.ts)\b/g)) named.add(inKit && !m[1]!.startsWith("kit/") ? `kit/${m[1]}` : m[1]!);
+    });
+    const source = (dir: string) => readdirSync(join(root, "kernel", dir)).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"));
+    const files = [...source("."), ...source("kit").map((f) => `kit/${f}`)];
+    expect(files.filter((f) => !named.has(f)), "kernel files the map leaves out (or names under the wrong folder)").toEqual([]);
     expect([...named].filter((f) => !files.includes(f)), "files the map names that kernel/ lacks").toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * kernel/http-retry.ts, provider-errors.ts, stream-read.ts, stream-decoder.ts: retry policy, error
+ * kernel/kit/http-retry.ts, provider-errors.ts, stream-read.ts, stream-decoder.ts: retry policy, error
  * classification, SSE/NDJSON decoding and the stall guard, over real HTTP on loopback
  * (test/fakes/replay-server.ts).
  */

@@ -1,10 +1,10 @@
 /**
  * Provider requests with retries: a JSON request with the official SDKs' retry policy
- * (backoff with jitter, or the server's `Retry-After`, which kernel/provider-errors.ts reads into
+ * (backoff with jitter, or the server's `Retry-After`, which kernel/kit/provider-errors.ts reads into
  * the error's `retry_after_ms`; a stall guard on the response headers), and
  * {@link streamWithRetries}, which sends a model request again when its stream fails before any
  * output. Every adapter (Anthropic, Chat Completions, Responses, Gemini, Ollama) builds on these
- * so retries behave the same everywhere; kernel/http-node.ts sends the request itself.
+ * so retries behave the same everywhere; kernel/kit/http-node.ts sends the request itself.
  *
  * Sources: WIRE-FORMATS.md §0.3 (retries); anthropic-sdk-typescript `src/client.ts` and
  * openai-python `_base_client.py` (retry policy); LARIK-REFERENCE §10 (no retry once output is

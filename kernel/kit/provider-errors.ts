@@ -251,7 +251,7 @@ export function streamError(provider: string, payload: unknown): ProviderError {
 /**
  * A connection-level failure as one line naming the URL, and the proxy when the request went
  * through one (then the fix hint is the proxy's, not `hint`). A bad proxy variable (see
- * kernel/http-node.ts) is the variable's own line, not retryable.
+ * kernel/kit/http-node.ts) is the variable's own line, not retryable.
  */
 export function networkError(provider: string, url: string, err: unknown, hint?: string): ProviderError {
   const cause = (err as { cause?: unknown })?.cause as { code?: string; message?: string; proxy?: string; badProxy?: boolean } | undefined;

@@ -1,7 +1,7 @@
 /**
  * Decoding a provider's stream into {@link StreamEvent}s: the {@link StreamDecoder} contract an
  * adapter implements, {@link runStreamDecoder} that drives it over the batches of
- * kernel/stream-read.ts, the {@link StreamOutput} it writes to (the text deltas of one network
+ * kernel/kit/stream-read.ts, the {@link StreamOutput} it writes to (the text deltas of one network
  * read merged into one event), the {@link TextAccumulator} that keeps a block's text, and
  * {@link parseJsonEvent} for one payload.
  *

@@ -45,7 +45,7 @@ export class AnthropicProvider implements Provider {
 
   /**
    * Streams `POST {base_url}/v1/messages`. Retries (before any output, also of an in-stream
-   * error such as `overloaded_error`) follow kernel/http-retry.ts (`sendJson`, `streamWithRetries`).
+   * error such as `overloaded_error`) follow kernel/kit/http-retry.ts (`sendJson`, `streamWithRetries`).
    * Two HTTP 400s are answered by resending once each (a 400 comes before any output, so the user
    * sees nothing twice): replayed thinking rejected (see thinking-reject.ts) → without
    * thinking/redacted_thinking blocks, after a `notice`; prompt + `max_tokens` over the window

@@ -63,7 +63,7 @@ export class GeminiProvider implements Provider {
 
   /**
    * Streams `POST {base}/v1beta/models/{model}:streamGenerateContent?alt=sse` with the key in
-   * `x-goog-api-key`. Retries (before any output) follow kernel/http-retry.ts; a 429's
+   * `x-goog-api-key`. Retries (before any output) follow kernel/kit/http-retry.ts; a 429's
    * `RetryInfo.retryDelay` is the wait.
    * @throws ProviderError for HTTP errors (`The input token count … exceeds the maximum` →
    *   `context_overflow`), in-stream errors, stalls and streams without a `finishReason`.

@@ -35,7 +35,7 @@ export class ChatCompletionsProvider implements Provider {
 
   /**
    * Streams `POST {base_url}/chat/completions`. Retries (before any output, also of an in-stream
-   * error chunk) follow kernel/http-retry.ts (`sendJson`, `streamWithRetries`).
+   * error chunk) follow kernel/kit/http-retry.ts (`sendJson`, `streamWithRetries`).
    * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams.
    */
   async *stream(req: ModelRequest): AsyncGenerator<StreamEvent> {

@@ -33,7 +33,7 @@ export class ResponsesProvider implements Provider {
 
   /**
    * Streams `POST {base_url}/responses` (stateless: `store: false`). Retries (before any output)
-   * follow kernel/http-retry.ts.
+   * follow kernel/kit/http-retry.ts.
    * @throws ProviderError for HTTP errors, in-stream errors (`insufficient_quota` → `quota`),
    *   stalls and truncated streams.
    */

@@ -1,6 +1,6 @@
 /**
  * `@` mentions in the composer (LARIK-REFERENCE §24): the gitignore-aware file picker. Their
- * expansion into attachments is the kernel's (`kernel/mentions.ts`), shared with `larik -p` and
+ * expansion into attachments is the kernel's (`kernel/kit/mentions.ts`), shared with `larik -p` and
  * the server; it is re-exported here for the TUI's callers.
  */
 import { execFile } from "node:child_process";
