@@ -36,16 +36,7 @@ import { buildSystemPrompt } from "./prompt.js";
 import { dataDir } from "./paths.js";
 import { inheritSidecars, sidecarDirOf } from "./sidecars.js";
 import { updatePrivateProjectSettings } from "./config.js";
-import {
-  changedFiles,
-  COMPACT_THRESHOLD,
-  estimateRequest,
-  estimateTokens,
-  extractSummary,
-  openTodos,
-  SUMMARY_INSTRUCTION,
-  summaryMessage,
-} from "./compaction.js";
+import { autoCompact, compactContext, compactOrReport, type CompactionRun, type CompactResult } from "./compaction.js";
 
 /** What {@link Agent.open} (and `host.openAgent`, without `host`) takes; every field is optional but `host`. */
 export interface AgentOptions {
@@ -85,14 +76,6 @@ const INTERRUPTED = "interrupted by user";
 /** How long `close` waits for a cancelled turn to finish writing (ms). */
 const CLOSE_WAIT_MS = 5_000;
 
-/** What a compaction did; token figures are estimates where the provider gave none. */
-export interface CompactResult {
-  summary: string;
-  trigger: "auto" | "manual" | "overflow";
-  before_tokens: number;
-  after_tokens: number;
-  saved_tokens: number;
-}
 const DEFAULT_MAX_TURNS = 200;
 const MAX_STOP_BLOCKS = 5;
 
@@ -539,7 +522,8 @@ export class Agent {
       return decision.action === "block" ? "blocked" : "hook_stopped";
     }
     await this.checkpoints.beginTurn();
-    const compacted = await this.#maybeCompact(tools, signal, emit, false);
+    const compaction = this.#compactionRun(tools, signal, emit);
+    const compacted = await autoCompact(compaction, false);
     const blocks: Block[] = [];
     const notes = this.notes.splice(0);
     // the model learns the mode from the prompt, not from a refusal after it has tried to edit
@@ -565,7 +549,7 @@ export class Agent {
     let overflowRetried = false;
     for (let round = 0; round < this.maxTurns; round++) {
       if (signal.aborted) return "interrupted";
-      if (round > 0 && (await this.#maybeCompact(tools, signal, emit, true)) === "failed") return signal.aborted ? "interrupted" : "error";
+      if (round > 0 && (await autoCompact(compaction, true)) === "failed") return signal.aborted ? "interrupted" : "error";
       const res = await this.#request(tools, signal, emit);
       if (res.kind === "interrupted") return "interrupted";
       if (res.kind === "overflow") {
@@ -581,7 +565,7 @@ export class Agent {
           return "error";
         }
         overflowRetried = true;
-        const c = await this.#compactSafely("overflow", tools, signal, emit, true);
+        const c = await compactOrReport("overflow", compaction, true);
         if (!c) return signal.aborted ? "interrupted" : "error";
         round--;
         continue;
@@ -1018,99 +1002,9 @@ export class Agent {
     return block;
   }
 
-  /**
-   * Compacts when the last request used more than 80% of the window, or an estimate of the next
-   * request says so (needs at least 4 messages). Returns "failed" when the fixed prefix alone
-   * fills the window, so the turn fails clearly instead of looping.
-   */
-  async #maybeCompact(tools: AnyTool[], signal: AbortSignal, emit: (e: AgentEvent) => void, midTurn: boolean): Promise<"no" | "done" | "failed"> {
-    if (this.host.settings.auto_compact === false || this.messages.length < 4) return "no";
-    const { system } = await this.context();
-    const specs = tools.map(toolSpec);
-    const window = this.contextWindow();
-    const limit = window * COMPACT_THRESHOLD;
-    const estimate = estimateRequest(system, specs, this.messages);
-    if (this.lastContextTokens <= limit && estimate <= limit) return "no";
-    const prefix = estimateRequest(system, specs, []);
-    if (prefix >= limit) {
-      emit({
-        type: "error",
-        text: `the context window of ${this.spec} (${window} tokens) is too small: the system prompt and tool definitions alone need about ${prefix} tokens; use a model with a larger window or set models."${this.spec}".context_window`,
-      });
-      return "failed";
-    }
-    const r = await this.#compactSafely("auto", tools, signal, emit, midTurn);
-    return r ? "done" : "failed";
-  }
-
-  async #compactSafely(
-    trigger: CompactResult["trigger"],
-    tools: AnyTool[],
-    signal: AbortSignal,
-    emit: (e: AgentEvent) => void,
-    midTurn: boolean,
-  ): Promise<CompactResult | undefined> {
-    try {
-      return await this.#compact(trigger, tools, signal, emit, midTurn);
-    } catch (err) {
-      if (!signal.aborted) emit({ type: "error", text: `compaction failed: ${errorText(err)}` });
-      return undefined;
-    }
-  }
-
-  /** Summarizes the context with the same system prompt and tools, then replaces it. */
-  async #compact(
-    trigger: CompactResult["trigger"],
-    tools: AnyTool[],
-    signal: AbortSignal,
-    emit: (e: AgentEvent) => void,
-    midTurn: boolean,
-  ): Promise<CompactResult> {
-    await this.host.hooks.preCompact.promise({ agent: this, trigger, notice: (text) => emit({ type: "notice", text }) });
-    const { system } = await this.context();
-    const specs = tools.map(toolSpec);
-    const before = this.lastContextTokens || estimateRequest(system, specs, this.messages);
-    const ask: Message[] = [...this.messages];
-    pushMerged(ask, { role: "user", blocks: [{ type: "text", text: SUMMARY_INSTRUCTION }] });
-    let reply: Message | undefined;
-    let usage: Usage | undefined;
-    const started = Date.now();
-    for await (const ev of this.provider.stream({
-      model: this.model,
-      system,
-      tools: specs,
-      messages: repairToolResults(ask),
-      effort: this.effort,
-      session_id: this.session.id,
-      signal,
-    })) {
-      if (ev.type === "done") {
-        reply = ev.message;
-        usage = ev.usage;
-      }
-    }
-    if (!reply || !usage) throw new Error("the summary request ended without a reply");
-    const text = reply.blocks.filter((b) => b.type === "text").map((b) => (b as { text: string }).text).join("");
-    const summary = extractSummary(text);
-    if (!summary) throw new Error("the model returned an empty summary");
-    const content = summaryMessage({
-      summary,
-      transcript: this.session.location,
-      todos: openTodos(this.messages),
-      files: changedFiles(this.history()),
-      midTurn,
-    });
-    const after = estimateRequest(system, specs, []) + estimateTokens(content);
-    const result: CompactResult = { summary, trigger, before_tokens: before, after_tokens: after, saved_tokens: Math.max(0, before - after) };
-    this.#append({ type: "usage", usage, model: `${this.providerName}/${reply.model ?? this.model}` });
-    emit({ type: "usage", usage: this.#usageInfo(usage, reply.model ?? this.model, Date.now() - started) });
-    this.#append({ type: "compaction", summary: content, data: { ...result, summary: undefined } });
-    this.messages = [{ role: "user", blocks: [{ type: "text", text: content }] }];
-    this.lastContextTokens = after;
-    this.compactions++;
-    this.compactionSavedTokens += result.saved_tokens;
-    emit({ type: "compacted", summary, compaction: { trigger, before_tokens: before, after_tokens: after, saved_tokens: result.saved_tokens, estimated: true } });
-    return result;
+  /** What a compaction run by this turn (or `/compact`) works with; kernel/compaction.ts. */
+  #compactionRun(tools: AnyTool[], signal: AbortSignal, emit: (e: AgentEvent) => void): CompactionRun {
+    return { agent: this, tools, signal, emit, usageInfo: (usage, model, ms) => this.#usageInfo(usage, model, ms) };
   }
 
   /** Compactions of this session so far, and the tokens they freed (estimates). */
@@ -1131,10 +1025,11 @@ export class Agent {
     const ch = new Channel<AgentEvent>();
     try {
       const { tools } = await this.context();
-      return await this.#compact(trigger, tools, ctrl.signal, (e) => {
+      const emit = (e: AgentEvent) => {
         this.#emit(ch, e);
         onEvent?.(e);
-      }, false);
+      };
+      return await compactContext(trigger, this.#compactionRun(tools, ctrl.signal, emit), false);
     } finally {
       this.#running = undefined;
       this.#compacting = false;

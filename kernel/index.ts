@@ -27,7 +27,7 @@ export * from "./kit/stop-signals.js";
 export * from "./kit/pipe-writer.js";
 export * from "./kit/nearest-name.js";
 export { Channel } from "./kit/channel.js";
-export { Agent, type AgentOptions, type CompactResult } from "./agent.js";
+export { Agent, type AgentOptions } from "./agent.js";
 export { ConfigError, errorText } from "./kit/one-line.js";
 export { Host, type HostOptions } from "./host.js";
 // provider-errors.ts and stream-read.ts also export helpers the other provider HTTP files share
@@ -38,6 +38,17 @@ export * from "./kit/stream-decoder.js";
 export * from "./kit/tool-call-salvage.js";
 export * from "./kit/cli-args.js";
 export * from "./kit/mentions.js";
-export * from "./compaction.js";
+// the pure helpers and the result type; the compaction steps themselves are the loop's
+export {
+  changedFiles,
+  COMPACT_THRESHOLD,
+  type CompactResult,
+  estimateRequest,
+  estimateTokens,
+  extractSummary,
+  openTodos,
+  SUMMARY_INSTRUCTION,
+  summaryMessage,
+} from "./compaction.js";
 export * from "./sandbox.js";
 export * from "./kit/sandbox-env.js";
