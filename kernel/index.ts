@@ -51,4 +51,5 @@ export {
   summaryMessage,
 } from "./compaction.js";
 export * from "./sandbox.js";
+export * from "./kit/sandbox-backend.js";
 export * from "./kit/sandbox-env.js";

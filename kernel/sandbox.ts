@@ -5,16 +5,12 @@
  * gets one line saying why and how to fix it. `none` is not a plugin: it is the absence of a
  * backend (`sandbox` undefined).
  *
- * Also what every backend plugin shares, since plugins share code only through the kernel: the
- * start-up probe by running `true` ({@link probeByRunning}) and the private `$TMPDIR`
- * ({@link SandboxTmpDir}).
+ * What the backend plugins share (the probe by running `true`, the private `$TMPDIR`) is in
+ * kernel/kit/sandbox-backend.ts.
  */
-import { spawn } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { pidAlive } from "./kit/pid.js";
-import type { ProbeResult, Sandbox, SandboxedCommand } from "./registries.js";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import type { ProbeResult, Sandbox } from "./registries.js";
 
 /** How long a successful probe stays trusted (ms). Failures are never cached. */
 const PROBE_CACHE_MS = 24 * 60 * 60 * 1000;
@@ -121,111 +117,4 @@ export async function selectSandbox(
 /** `s` on one line without its final period, to go inside the notice's sentence. */
 function asClause(s: string | undefined): string {
   return (s ?? "").replace(/\s+/g, " ").trim().replace(/\.$/, "");
-}
-
-/**
- * The start-up probe every backend shares (LARIK-REFERENCE §19): runs `true` exactly the way
- * commands run (through the backend's `wrap`) and turns a failure into a reason and fix with the
- * backend's `diagnose(stderr, spawnErrorCode?)`. Never throws.
- */
-export function probeByRunning(
-  wrap: Sandbox["wrap"],
-  projectRoot: string,
-  env: Record<string, string>,
-  diagnose: (stderr: string, spawnError?: string) => { reason: string; fix: string },
-): Promise<ProbeResult> {
-  let cmd: SandboxedCommand;
-  try {
-    cmd = wrap("true", { cwd: projectRoot, projectRoot, env });
-  } catch (err) {
-    return Promise.resolve({ ok: false, reason: `cannot prepare the sandbox: ${(err as Error).message}`, fix: "check that the temp folder is writable" });
-  }
-  return new Promise((done) => {
-    let stderr = "";
-    const child = spawn(cmd.file, cmd.args, { cwd: projectRoot, env: cmd.env, stdio: ["ignore", "ignore", "pipe"] });
-    child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
-    child.once("error", (err) => done({ ok: false, ...diagnose(stderr, (err as NodeJS.ErrnoException).code ?? err.message) }));
-    child.once("close", (code, signal) => {
-      if (code === 0) done({ ok: true });
-      else done({ ok: false, ...diagnose(stderr || (signal ? `killed by ${signal}` : `exit status ${code}`)) });
-    });
-  });
-}
-
-/** Private temp folders of live sandboxes, removed at process exit if still there. */
-const exitCleanup = new Set<string>();
-let exitHooked = false;
-/** The temp folders already searched for {@link removeStaleTmpDirs}, once per process each. */
-const sweptTmp = new Set<string>();
-
-/**
- * Removes, in the OS temp folder `tmp`, the sandbox temp folders (`larik-sandbox-<pid>-…`) of
- * processes that are gone: one killed outright (SIGKILL, a crash) never ran its exit cleanup.
- * Only folders of this user. Like the session locks, it takes a pid that does not run here to be
- * gone, so it assumes the processes sharing `tmp` share one pid namespace.
- */
-function removeStaleTmpDirs(tmp: string): void {
-  if (sweptTmp.has(tmp)) return;
-  sweptTmp.add(tmp);
-  let names: string[];
-  try {
-    names = readdirSync(tmp);
-  } catch {
-    return;
-  }
-  const uid = process.getuid?.();
-  for (const name of names) {
-    const pid = Number(/^larik-sandbox-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || pidAlive(pid)) continue;
-    const dir = join(tmp, name);
-    try {
-      const st = lstatSync(dir);
-      if (st.isDirectory() && (uid === undefined || st.uid === uid)) rmSync(dir, { recursive: true, force: true });
-    } catch {
-      // gone meanwhile, or not ours to remove
-    }
-  }
-}
-
-/**
- * A sandbox backend's private `$TMPDIR` (literal `/tmp` stays read-only in every backend, §19):
- * created on first use under the OS temp folder as `larik-sandbox-<pid>-<random>`, and again if
- * something deleted it, given as its real path (macOS's `/var` is `/private/var`, which profiles
- * must name), removed by `dispose()` or, failing that, when the process exits. The first one a
- * process makes also removes those of processes killed before they could
- * ({@link removeStaleTmpDirs}).
- */
-export class SandboxTmpDir {
-  #dir: string | undefined;
-
-  /** The folder's absolute real path, creating it when absent. @throws the mkdtemp error. */
-  get(): string {
-    if (!this.#dir || !existsSync(this.#dir)) {
-      const tmp = tmpdir();
-      removeStaleTmpDirs(tmp);
-      this.#dir = realpathSync(mkdtempSync(join(tmp, `larik-sandbox-${process.pid}-`)));
-      exitCleanup.add(this.#dir);
-      if (!exitHooked) {
-        exitHooked = true;
-        process.once("exit", () => {
-          for (const d of exitCleanup) {
-            try {
-              rmSync(d, { recursive: true, force: true });
-            } catch {
-              // best effort at exit
-            }
-          }
-        });
-      }
-    }
-    return this.#dir;
-  }
-
-  /** Removes the folder now (the next `get` makes a new one). */
-  dispose(): void {
-    if (!this.#dir) return;
-    rmSync(this.#dir, { recursive: true, force: true });
-    exitCleanup.delete(this.#dir);
-    this.#dir = undefined;
-  }
 }

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { SandboxTmpDir } from "./sandbox.js";
+import { SandboxTmpDir } from "./sandbox-backend.js";
 
 const savedTmp = process.env.TMPDIR;
 afterEach(() => {
