@@ -2,7 +2,8 @@
  * docs/architecture.md stays true to the code: its hook table names every hook point of
  * kernel/hooks.ts with its tapable class and arity, its event table lists every event type of
  * kernel/events.ts with exactly its fields (`?` marking the optional ones), its registry table
- * names the host's registries, and its file map names every file of kernel/ and kernel/kit/.
+ * names the host's registries, its file map names every file of kernel/ and kernel/kit/, and
+ * "Reading the kernel" gives their sizes and a reading order that covers the kernel proper.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -136,5 +137,45 @@ describe("docs/architecture.md file map", () => {
     const files = [...source("."), ...source("kit").map((f) => `kit/${f}`)];
     expect(files.filter((f) => !named.has(f)), "kernel files the map leaves out (or names under the wrong folder)").toEqual([]);
     expect([...named].filter((f) => !files.includes(f)), "files the map names that kernel/ lacks").toEqual([]);
+  });
+});
+
+describe('docs/architecture.md "Reading the kernel"', () => {
+  const lineCount = (file: string) => readFileSync(file, "utf8").split("\n").length - 1;
+  const source = (dir: string) =>
+    readdirSync(join(root, "kernel", dir))
+      .filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts"))
+      .map((f) => join(root, "kernel", dir, f));
+  const count = (s: string) => Number(s.replace(/,/g, ""));
+  // a figure may lag the code a little: small fixes need not touch it, a new concept must
+  const close = (stated: number, actual: number) => Math.abs(stated - actual) <= Math.max(actual / 10, 50);
+
+  it("states the files and lines of the kernel proper and of the kit within a tenth", () => {
+    const rows = new Map(table("part").map(([part, files, lines]) => [spans(part!)[0], { files: count(files!), lines: count(lines!) }]));
+    for (const [glob, dir] of [["kernel/*.ts", "."], ["kernel/kit/*.ts", "kit"]] as const) {
+      const files = source(dir);
+      const actual = files.reduce((n, f) => n + lineCount(f), 0);
+      const row = rows.get(glob);
+      expect(row, `a row for \`${glob}\``).toBeDefined();
+      expect(row!.files, `files of ${glob}`).toBe(files.length);
+      expect(close(row!.lines, actual), `${glob}: the doc says ${row!.lines} lines, wc -l says ${actual}`).toBe(true);
+    }
+  });
+
+  it("names every file of the kernel proper once in its reading order, each step with its lines", () => {
+    const section = doc.slice(doc.indexOf("### Reading the kernel"), doc.indexOf("### How `larik` starts"));
+    const steps = section.split(/\n(?=\d+\. )/).filter((s) => /^\d+\. /.test(s));
+    expect(steps.length, "numbered reading steps").toBeGreaterThan(0);
+    const named: string[] = [];
+    for (const step of steps) {
+      const files = spans(step).filter((s) => /^[\w-]+\.ts$/.test(s));
+      named.push(...files);
+      const stated = /\(([\d,]+) lines\)/.exec(step)?.[1];
+      expect(stated, `a "(N lines)" figure in: ${step.slice(0, 40)}…`).toBeDefined();
+      const actual = files.reduce((n, f) => n + lineCount(join(root, "kernel", f)), 0);
+      expect(close(count(stated!), actual), `${step.slice(0, 40)}…: the doc says ${stated} lines, wc -l says ${actual}`).toBe(true);
+    }
+    const proper = source(".").map((f) => f.slice(join(root, "kernel").length + 1)).sort();
+    expect([...named].sort(), "the files of the reading order").toEqual(proper);
   });
 });
