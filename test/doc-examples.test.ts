@@ -541,7 +541,8 @@ describe("docs/server.md curl session", () => {
     // output ends its line as the next prompt would
     const run = (cmd: string) => {
       const watch = /^(.*\/events"?)\s*&\s*(#.*)?$/.exec(cmd);
-      return watch ? `${watch[1]} > watch.log &` : `${cmd}\necho`;
+      // a person starts the watcher and looks at it before going on: the prompt must not race it
+      return watch ? `${watch[1]} > watch.log &\n${waitFor("grep -q '^: connected' watch.log 2>/dev/null")}` : `${cmd}\necho`;
     };
     const script = steps.map((s, i) => `echo "@@ ${i}"\n${run(s.cmd)}\n${pauses[i] ?? ""}`).join("\n") + '\necho "@@ end"\nkill $(jobs -p) 2>/dev/null; wait\n';
 
