@@ -17,7 +17,10 @@ export type ToolKind =
   | "write"
   /** Runs a shell command: chaining, substitution and safe-list rules apply. */
   | "bash"
-  /** Reaches the network: asks, may run in parallel, rules match `domain:host`. */
+  /**
+   * Reaches the network: asks (denied in plan mode); runs in parallel only when
+   * `concurrencySafe`; rules `tool(domain:host)` match when `subject` returns `domain:<host>`.
+   */
   | "network"
   | "other";
 
