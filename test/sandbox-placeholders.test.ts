@@ -43,3 +43,19 @@ it("removes the unchanged placeholders of a process that was killed, at the next
   for (const d of [data, left, here]) rmSync(d, { recursive: true, force: true });
 });
 
+
+it("the start-up probe's placeholders are gone when the probe resolves, not a sweep later", async () => {
+  const data = mkdtempSync(join(tmpdir(), "larik-sbx-data-"));
+  const here = realpathSync(mkdtempSync(join(tmpdir(), "larik-sbx-probe-")));
+  // a bwrap that succeeds at once: the probe runs it as it would run the real one
+  const sb = createBubblewrapSandbox({ projectRoot: here, settings: {}, env: { ...process.env, XDG_DATA_HOME: data }, bwrap: "/bin/true" });
+  try {
+    const r = await sb.probe();
+    expect(r.ok).toBe(true);
+    // git run outside the sandbox right after start-up must not see a `.mcp.json` placeholder
+    expect(readdirSync(here)).toEqual([]);
+  } finally {
+    sb.dispose();
+  }
+  for (const d of [data, here]) rmSync(d, { recursive: true, force: true });
+});

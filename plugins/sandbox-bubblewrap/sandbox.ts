@@ -147,7 +147,22 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
 
   const probe = async (): Promise<{ ok: boolean; reason?: string; fix?: string }> => {
     if (process.platform !== "linux") return { ok: false, reason: "bubblewrap runs on Linux only", fix: "use the seatbelt sandbox on macOS" };
-    return probeByRunning(wrap, opts.projectRoot, env as Record<string, string>, diagnose);
+    // The probe's bwrap has exited when probeByRunning resolves, so its placeholders go at once:
+    // left to the sweep they stayed a second or two, in which a `git status` or `/review` run
+    // outside the sandbox saw an untracked `.mcp.json` the project does not have.
+    const probeRuns: string[] = [];
+    const probeWrap: typeof wrap = (command, w) => {
+      const before = new Set(myRuns);
+      const cmd = wrap(command, w);
+      for (const id of myRuns) if (!before.has(id)) probeRuns.push(id);
+      return cmd;
+    };
+    try {
+      return await probeByRunning(probeWrap, opts.projectRoot, env as Record<string, string>, diagnose);
+    } finally {
+      releaseRuns(probeRuns);
+      for (const id of probeRuns) myRuns.delete(id);
+    }
   };
 
   // the probe's outcome depends on the bwrap binary, the kernel and who runs it
