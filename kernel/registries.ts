@@ -169,7 +169,18 @@ export interface Command {
    * Runs the command. Returning `{ prompt }` sends that text as the user's prompt
    * (skills and custom commands expand this way).
    */
-  run(ctx: CommandContext): Promise<void | { prompt: string }>;
+  run(ctx: CommandContext): Promise<void | CommandPrompt>;
+}
+
+/** What a command that makes a prompt returns: the text sent as the user's turn. */
+export interface CommandPrompt {
+  prompt: string;
+  /**
+   * `false` when the prompt carries data gathered by the command (a diff, a pull request's text):
+   * front ends then send it as it is, without attaching the files its `@` tokens name
+   * (LARIK-REFERENCE "untrusted content is data"; `/review`, §13). Default true.
+   */
+  mentions?: boolean;
 }
 
 /**

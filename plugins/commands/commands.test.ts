@@ -13,7 +13,7 @@ describe("registration", () => {
   it("registers every built-in once, and /help lists them with their arguments", async () => {
     const t = await testBed();
     const names = BUILTIN_COMMANDS.map((c) => c.name);
-    expect(names).toEqual(["model", "mode", "effort", "clear", "compact", "undo", "cost", "sessions", "resume", "new", "fork", "rewind", "prompt", "export", "copy", "help", "quit"]);
+    expect(names).toEqual(["model", "mode", "effort", "clear", "compact", "undo", "cost", "sessions", "resume", "new", "fork", "rewind", "prompt", "init", "export", "copy", "help", "quit"]);
     for (const n of names) expect(t.host.commands.ownerOf(n)).toBe("commands");
     const agent = await t.host.openAgent({ model: "scripted/m1" });
     const { lines } = await runCommand(t.host, agent, "/help");

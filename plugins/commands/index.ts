@@ -1,6 +1,6 @@
 /**
  * `commands`: the built-in slash commands (LARIK-REFERENCE §29) — model and mode switches,
- * context resets, undo, cost, sessions and branches, export, clipboard, help and quit. Front ends
+ * context resets, undo, cost, sessions and branches, `/init`, export, clipboard, help and quit. Front ends
  * only render and dispatch them through the host's `commands` registry. See docs/commands.md.
  */
 import { definePlugin, type Command } from "../../kernel/index.js";
@@ -38,6 +38,7 @@ export const BUILTIN_COMMANDS: readonly Command[] = [
   lazyCommand(COMMAND_META.fork, async () => (await sessions()).forkCommand),
   lazyCommand(COMMAND_META.rewind, async () => (await rewind()).rewindCommand),
   lazyCommand(COMMAND_META.prompt, async () => (await rewind()).promptCommand),
+  lazyCommand(COMMAND_META.init, async () => (await import("./init.js")).initCommand),
   lazyCommand(COMMAND_META.export, async () => (await import("./export.js")).exportCommand),
   lazyCommand(COMMAND_META.copy, async () => (await misc()).copyCommand),
   lazyCommand(COMMAND_META.help, async () => (await misc()).helpCommand),

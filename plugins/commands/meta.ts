@@ -22,6 +22,7 @@ export const COMMAND_META = {
   fork: { name: "fork", description: "Branch this session at its end and continue in the branch", idleOnly: true },
   rewind: { name: "rewind", description: "List prompts, or branch before prompt n and put it back in the composer", args: "[n] [files|keep]", idleOnly: true },
   prompt: { name: "prompt", description: "Show prompt n (default the last) with Copy / Fork / Rewind", args: "[n] [copy|fork]" },
+  init: { name: "init", description: "Study the project and write or improve AGENTS.md (or its CLAUDE.md)", args: "[focus]" },
   export: { name: "export", description: "Write the session to a Markdown file (never overwrites)", args: "[file]" },
   copy: { name: "copy", description: "Copy the last reply to the clipboard" },
   help: { name: "help", description: "List the slash commands" },

@@ -14,6 +14,7 @@ import {
   type Agent,
   type AgentEvent,
   type Block,
+  type CommandPrompt,
   type CliArgs,
   type Host,
   type AnyTool,
@@ -179,7 +180,8 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
       await agent.context();
       if (!host.commands.get(unknown)) throw unknownCommandError(host, unknown);
     }
-    const text = await expandCommand(host, agent, prompt, printer);
+    const expanded = await expandCommand(host, agent, prompt, printer);
+    const text = expanded?.prompt;
     if (text !== undefined && agent.modelError) throw agent.modelError;
     // a command that made no prompt ran no turn; a reader of --output json still gets its end
     // (a session kept in memory, as when no model could be opened, has no id to resume)
@@ -188,7 +190,8 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
       // `@path` mentions attach files (LARIK-REFERENCE §2, §22), after a command has made its
       // prompt: a skill's text may mention files too
       let turn: string | Block[] = text;
-      if (hasMentions(text)) {
+      // a command's data (a review's diff) is sent as it is: its `@` tokens attach nothing
+      if (expanded?.mentions !== false && hasMentions(text)) {
         const x = await expandMentions(text, agent);
         for (const n of x.notices) printer.notice(n);
         if (x.blocks.length > 1) turn = x.blocks;
@@ -248,17 +251,17 @@ function unknownCommandError(host: Host, name: string): ConfigError {
 
 /**
  * A prompt that starts with `/name` runs that slash command (skills, custom commands, MCP
- * prompts); a command that returns a prompt is sent as the turn. Returns the text to run, or
+ * prompts); a command that returns a prompt is sent as the turn. Returns the prompt to run, or
  * undefined when the command produced no prompt.
  */
-async function expandCommand(host: Host, agent: Agent, prompt: string, printer: Printer): Promise<string | undefined> {
+async function expandCommand(host: Host, agent: Agent, prompt: string, printer: Printer): Promise<CommandPrompt | undefined> {
   const line = parseCommandLine(prompt);
   const cmd = line && host.commands.get(line.name);
-  if (!cmd) return prompt.trim();
+  if (!cmd) return { prompt: prompt.trim() };
   try {
     // what a command prints is this run's answer (`larik -c -p /cost > cost.txt`)
     const r = await cmd.run({ host, agent, args: line.args, print: (t) => printer.output(t) });
-    return r?.prompt;
+    return r ? r : undefined;
   } catch (err) {
     // the message names the command once: many already start with it (`/mode bogus: use one of …`)
     const text = errorText(err);

@@ -6,14 +6,23 @@ import type { Command, Host } from "../../kernel/index.js";
 import { clip, renderBody, renderSkill, type Catalog } from "./catalog.js";
 import { readBody, type Entry } from "./discover.js";
 
-/** The `/name` command of a skill or custom command; it expands to a prompt. */
+/**
+ * The `/name` command of a skill or custom command; it expands to a prompt. A built-in command
+ * file (`/review`) gathers its data first and sends it as data (`mentions: false`, review.ts).
+ */
 export function entryCommand(e: Entry): Command {
   return {
     name: e.name,
     description: clip(e.description, 200),
     args: e.argumentHint,
-    section: e.kind === "skill" ? "skills" : "custom commands",
+    section: e.embedded !== undefined ? "review" : e.kind === "skill" ? "skills" : "custom commands",
     async run({ agent, args }) {
+      if (e.embedded !== undefined) {
+        // imported on first use: start-up lists the command, it gathers nothing
+        const { gatherReview, reviewPrompt } = await import("./review.js");
+        const { gathered, focus } = await gatherReview(args, agent.host.cwd, agent.host.env);
+        return { prompt: reviewPrompt(e.embedded, gathered, focus), mentions: false };
+      }
       const body = await readBody(e.file);
       const prompt = e.kind === "skill" ? await renderSkill(e, body, args, agent) : await renderBody(body, args, agent);
       return { prompt };

@@ -40,6 +40,11 @@ export interface Entry {
   modelInvocable: boolean;
   /** `argument-hint` exactly as written. */
   argumentHint?: string;
+  /**
+   * The body of a command file built into Larik (`/review`, embedded.ts); `file` is then only a
+   * label. Such a command gathers its own data when it runs.
+   */
+  embedded?: string;
 }
 
 export interface Discovered {
@@ -194,9 +199,12 @@ async function markdownFiles(dir: string, depth = 0): Promise<string[]> {
   return out;
 }
 
-/** Finds every custom command (§13 order); subfolder files keep their base name. */
-export async function discoverCommands(d: DiscoveryEnv): Promise<Discovered> {
-  const found: Entry[] = [];
+/**
+ * Finds every custom command (§13 order); subfolder files keep their base name. `builtIn` entries
+ * come first, below every folder, so a file of the same name replaces them.
+ */
+export async function discoverCommands(d: DiscoveryEnv, builtIn: Entry[] = []): Promise<Discovered> {
+  const found: Entry[] = [...builtIn];
   const problems: string[] = [];
   for (const r of roots(d, [".claude/commands"], "commands", [".claude/commands", ".larik/commands"])) {
     for (const file of await markdownFiles(r.dir)) {

@@ -2,12 +2,14 @@
  * The `skills` plugin (LARIK-REFERENCE §13): discovers `SKILL.md` skills and `commands/*.md`
  * custom commands, registers the skills in the host's `skills` registry, adds a `/name` command
  * for each user-invocable one, an index of names and descriptions to the system prompt, and the
- * `skill` tool that loads a body on demand. See docs/skills.md.
+ * `skill` tool that loads a body on demand, and the built-in `/review` and `/security-review`
+ * command files (embedded.ts, review.ts). See docs/skills.md and docs/commands.md.
  */
 import { definePlugin, type Disposer, type PluginContext } from "../../kernel/index.js";
 import { Catalog, indexSection } from "./catalog.js";
 import { entryCommand, skillsCommand } from "./commands.js";
 import { discoverCommands, discoverSkills, type Entry } from "./discover.js";
+import { embeddedCommands } from "./embedded.js";
 import { skillTool } from "./tool.js";
 
 export { discoverSkills, discoverCommands, type Entry, type Discovered, type DiscoveryEnv } from "./discover.js";
@@ -41,7 +43,7 @@ export default definePlugin({
      * rebuilt per fresh context") while the context in use stays byte-stable.
      */
     const sync = async () => {
-      const [skills, commands] = await Promise.all([discoverSkills(where), discoverCommands(where)]);
+      const [skills, commands] = await Promise.all([discoverSkills(where), discoverCommands(where, embeddedCommands())]);
       for (const d of disposers.splice(0).reverse()) d();
       skipped.clear();
       if (!reported) for (const p of [...skills.problems, ...commands.problems]) ctx.notice(p);

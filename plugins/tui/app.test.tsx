@@ -494,6 +494,31 @@ describe("composer", () => {
     expect(r.controller.agent.files.lastRead(join(r.dir, "notes.md"))).toBeGreaterThan(0);
   });
 
+  it("a command's prompt with mentions: false (a review's diff) attaches no file, now or queued", async () => {
+    const data = "review this diff:\n+read @notes.md";
+    const provider = new GatedProvider("first", " reply");
+    const r = await make({
+      provider,
+      plugins: [commandsPlugin([cmd("data", "Send data", { run: async () => ({ prompt: data, mentions: false }) }), cmd("skill", "Send a prompt", { run: async () => ({ prompt: "see @notes.md" }) })])],
+      setupDir: (d) => writeFileSync(join(d, "notes.md"), "secret-alpha\n"),
+    });
+    void r.controller.submit("/data");
+    await waitFor(() => provider.requests.length === 1, "the first request");
+    // queued while the first turn runs, then sent as it is
+    await r.controller.submit("/data");
+    await r.controller.submit("/skill");
+    provider.release();
+    await waitFor(() => provider.requests.length === 3, "the queued requests");
+    await r.controller.idle();
+    const last = (i: number) => JSON.stringify(provider.requests[i]!.messages.at(-1));
+    expect(last(0)).toContain("+read @notes.md");
+    expect(last(0)).not.toContain("secret-alpha");
+    expect(last(1)).toContain("+read @notes.md");
+    expect(last(1)).not.toContain("secret-alpha");
+    // an ordinary command's prompt still attaches what it mentions
+    expect(last(2)).toContain("secret-alpha");
+  });
+
   it("!cmd runs in the shell, shows output and sends it with the next prompt", async () => {
     const r = await make({ scripts: [{ blocks: [text("noted")] }] });
     await r.type("!echo shell-says-hi");

@@ -161,6 +161,8 @@ export class TuiController {
   #permissionSelected = 0;
   #reason: ed.Buffer = ed.EMPTY;
   #queued: string[] = [];
+  /** Queued prompts that carry a command's data (a review's diff): no `@` mention is attached. */
+  #dataPrompts = new Set<string>();
   #todos?: Todo[];
   #todosChanged = false;
   #showThinking = false;
@@ -419,9 +421,11 @@ export class TuiController {
     if (cmd.idleOnly) this.#busy = label;
     this.#notify();
     let prompt: string | undefined;
+    let mentions = true;
     try {
       const r = await cmd.run({ host: this.host, agent: this.agent, args, print: (t) => this.print(t), ui: this.ui });
       prompt = r?.prompt;
+      mentions = r?.mentions !== false;
     } catch (err) {
       this.#push({ kind: "error", text: `/${cmd.name}: ${errorText(err)}` });
     } finally {
@@ -430,8 +434,10 @@ export class TuiController {
     }
     if (this.#quitting) return;
     if (prompt !== undefined) {
-      if (this.#running || this.#busy) this.#queued.push(prompt);
-      else await this.#turn(prompt, false);
+      if (this.#running || this.#busy) {
+        this.#queued.push(prompt);
+        if (!mentions) this.#dataPrompts.add(prompt);
+      } else await this.#turn(prompt, false, mentions);
     } else this.#drain();
   }
 
@@ -463,7 +469,7 @@ export class TuiController {
     }
   }
 
-  async #turn(text: string, showPrompt = true): Promise<void> {
+  async #turn(text: string, showPrompt = true, mentions = true): Promise<void> {
     const agent = this.agent;
     this.#running = true;
     this.#turnStarted = (this.#opts.now ?? Date.now)();
@@ -473,7 +479,7 @@ export class TuiController {
     this.#notify();
     try {
       let prompt: string | import("../../kernel/index.js").Block[] = text;
-      if (this.#opts.expand && /(^|\s)@\S/.test(text)) {
+      if (mentions && this.#opts.expand && /(^|\s)@\S/.test(text)) {
         const x = await this.#opts.expand(text, agent);
         for (const n of x.notices) this.#push({ kind: "notice", text: n });
         if (x.blocks.length > 1) prompt = x.blocks;
@@ -506,7 +512,8 @@ export class TuiController {
     if (this.#quitting) return;
     if (!this.#running && !this.#busy && this.#queued.length) {
       const next = this.#queued.shift()!;
-      void this.#turn(next);
+      const data = this.#dataPrompts.delete(next);
+      void this.#turn(next, !data, !data);
       return;
     }
     if (!this.#running && !this.#busy && !this.#queued.length) {
