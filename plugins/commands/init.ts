@@ -39,6 +39,7 @@ export function initPrompt(cwd: string, focus: string): string {
   return focus.trim() ? `${prompt}\n\nThe user asks you to pay particular attention to: ${focus.trim()}` : prompt;
 }
 
+/** `/init`: returns the prompt; the model does the work in the turn that follows. */
 export const initCommand: Command = {
   ...COMMAND_META.init,
   async run({ host, args }) {
