@@ -224,7 +224,8 @@ export async function gatherReview(args: string, cwd: string, env: NodeJS.Proces
 
   const head = await git.commit("HEAD");
   // 3. uncommitted changes (an unborn branch compares the index with the empty tree)
-  const untracked = lines((await git.out(["ls-files", "--others", "--exclude-standard", "-z"])).out.toString("utf8").replaceAll("\0", "\n"));
+  // -z: names as they are (a trailing space, a newline), NUL-separated
+  const untracked = (await git.out(["ls-files", "--others", "--exclude-standard", "-z"])).out.toString("utf8").split("\0").filter(Boolean);
   const working = head ? await git.compare([head]) : await git.compare([], undefined, ["--cached"]);
   if (working.diffBytes > 0 || untracked.length) {
     const scope = head ? `uncommitted changes (staged and unstaged) against HEAD (${short(head)})` : "staged changes of a repository without commits";
