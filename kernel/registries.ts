@@ -193,6 +193,29 @@ export function parseCommandLine(text: string): { name: string; args: string } |
   return m ? { name: m[1]!, args: m[2] ?? "" } : undefined;
 }
 
+/**
+ * What a prompt that starts with `/` asks for, by the one rule every front end applies (the TUI,
+ * `larik -p`): undefined when it is a plain prompt for the model, else the command line with the
+ * registered command it names (`command` undefined: an unknown command, which a front end refuses
+ * with {@link nearestCommand}'s hint rather than sending a typo to the model). Plain prompts are
+ * text that {@link parseCommandLine} does not take (a leading space, `/api/users returns 500`)
+ * and text whose first word has a dot and names no command: a path or a version
+ * (`/README.md is stale`, `/v1.2 broke it`), not a mistyped command. Commands that register late,
+ * MCP prompts, never have a dot in their names (`mcp__server__prompt`); skills and custom
+ * commands, which may, are registered before a prompt is read.
+ * @param commands the host's command registry (`host.commands`)
+ */
+export function slashCommand(
+  commands: { get(name: string): Command | undefined },
+  text: string,
+): { name: string; args: string; command: Command | undefined } | undefined {
+  const line = parseCommandLine(text);
+  if (!line) return undefined;
+  const command = commands.get(line.name);
+  if (!command && line.name.includes(".")) return undefined;
+  return { ...line, command };
+}
+
 /** The registered command nearest to a mistyped `name`, for "did you mean /compact?". */
 export function nearestCommand(commands: { list(): Command[] }, name: string): string | undefined {
   return nearestName(name, commands.list().map((c) => c.name));

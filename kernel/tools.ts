@@ -244,11 +244,17 @@ function valueAt(input: unknown, path: PropertyKey[]): unknown {
 }
 
 /**
- * The one-line summary of a call's input that tool lines show (LARIK-REFERENCE §22: "compact
- * input ≤120 chars"): the tool's own {@link ToolDefinition.summary} when it gives one, else the
- * first of `command`, `path`, `pattern`, `url`, `query` that is a string, else the input as
- * JSON. Whitespace runs become one space; longer than `max` characters, it is cut with `…`.
+ * The one-line summary of a call's input that every front end's tool line shows (headless
+ * `→ grep TODO in src`, the TUI's `● grep TODO in src` and its permission prompt;
+ * LARIK-REFERENCE §22: "compact input ≤120 chars"): the tool's own {@link ToolDefinition.summary}
+ * when it gives one, else a generic one: the first string of `command`, `path`, `file_path`,
+ * `pattern`, `url`, `query`, `description`, `prompt` (`pattern in path` when both are strings),
+ * else the `path`s of a `files` array (`a.ts, b.ts`), else `N items` for a `todos` array, else
+ * the input as JSON. Whitespace runs become one space and control characters (ESC, BEL, C1) are
+ * dropped: the input is the model's, and no escape sequence of its own may reach a terminal.
+ * Longer than `max` characters, it is cut with `…`.
  * @param tool the called tool, undefined when the model named none that is registered
+ * @param max the longest result, in UTF-16 code units (default 120)
  */
 export function toolInputSummary(tool: AnyTool | undefined, input: unknown, max = 120): string {
   let s: string | undefined;
@@ -258,13 +264,21 @@ export function toolInputSummary(tool: AnyTool | undefined, input: unknown, max 
     // a plugin's summary that trips on odd input must not break the tool line
     s = undefined;
   }
-  if (typeof s !== "string") {
-    if (input && typeof input === "object") {
-      const o = input as Record<string, unknown>;
-      const main = o.command ?? o.path ?? o.pattern ?? o.url ?? o.query;
-      s = typeof main === "string" ? main : (JSON.stringify(input) ?? "");
-    } else s = String(input ?? "");
-  }
-  s = s.replace(/\s+/g, " ").trim();
+  if (typeof s !== "string") s = genericSummary(input);
+  s = s.replace(CONTROL_CHARS, "").replace(/\s+/g, " ").trim();
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** C0 but tab and newline (whitespace, folded into spaces after), DEL and C1. */
+const CONTROL_CHARS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
+
+/** {@link toolInputSummary} for a tool without a summary of its own (MCP tools, malformed calls). */
+function genericSummary(input: unknown): string {
+  if (!input || typeof input !== "object") return String(input ?? "");
+  const o = input as Record<string, unknown>;
+  const main = [o.command, o.path, o.file_path, o.pattern, o.url, o.query, o.description, o.prompt].find((v) => typeof v === "string");
+  if (typeof main === "string") return typeof o.path === "string" && typeof o.pattern === "string" ? `${o.pattern} in ${o.path}` : main;
+  if (Array.isArray(o.files)) return o.files.map((f) => (f && typeof (f as { path?: unknown }).path === "string" ? (f as { path: string }).path : "?")).join(", ");
+  if (Array.isArray(o.todos)) return `${o.todos.length} items`;
+  return JSON.stringify(input) ?? "";
 }

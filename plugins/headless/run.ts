@@ -23,6 +23,7 @@ import {
   type PermissionMode,
   PipeWriter,
   SIGPIPE_STATUS,
+  slashCommand,
   toolInputSummary,
   trapStopSignals,
 } from "../../kernel/index.js";
@@ -226,16 +227,13 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
 }
 
 /**
- * The name of a `/name …` prompt that names no registered command (yet), else undefined. A first
- * word with a dot that names no command is a path (`/README.md is stale`, `/v1.2 broke it`), not
- * a mistyped command: the text goes to the model as it is. (A `/` inside the word already makes
- * it no command line: `/api/users returns 500`.) Commands that register late, MCP prompts, never
- * have a dot in their names (`mcp__server__prompt`); skills and custom commands, which may, are
- * registered before this runs.
+ * The name of a `/name …` prompt that names no registered command (yet), else undefined; a
+ * first word with a dot is a path, sent as it is (the kernel's {@link slashCommand} rule, which
+ * the TUI follows too).
  */
 function unknownCommand(host: Host, prompt: string): string | undefined {
-  const line = parseCommandLine(prompt);
-  return line && !host.commands.get(line.name) && !line.name.includes(".") ? line.name : undefined;
+  const line = slashCommand(host.commands, prompt);
+  return line && !line.command ? line.name : undefined;
 }
 
 /**

@@ -14,7 +14,7 @@ import { tailRows } from "./frame.js";
 import { renderMarkdown, stripControl } from "./markdown.js";
 import { Palette, paletteRows } from "./palette.js";
 import { PermissionPrompt, permissionRows } from "./permission-prompt.js";
-import { compactInput, formatDuration } from "./summary.js";
+import { formatDuration } from "./summary.js";
 import { TodoList, Transcript } from "./transcript.js";
 
 const SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏";
@@ -137,7 +137,7 @@ export function App({ controller, columns: cols, rows: height }: AppProps) {
             {t.agent ? <Text color="yellow">{`↳ [${t.agent}] `}</Text> : null}
             <Text color="cyan">{`${SPINNER[s.tick % SPINNER.length]} `}</Text>
             <Text bold>{t.name}</Text>
-            <Text dimColor>{` ${compactInput(t.input)}`}</Text>
+            <Text dimColor>{` ${t.summary}`}</Text>
           </Text>
         ))}
         {s.live.tools.length > MAX_TOOL_ROWS ? <Text dimColor>{`  … ${s.live.tools.length - MAX_TOOL_ROWS} more running`}</Text> : null}

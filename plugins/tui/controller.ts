@@ -14,8 +14,9 @@ import {
   costOf,
   errorText,
   nearestCommand,
-  parseCommandLine,
   PERMISSION_MODES,
+  slashCommand,
+  toolInputSummary,
   type Agent,
   type AgentEvent,
   type Command,
@@ -43,7 +44,16 @@ export type Item = { id: number; agent?: string } & (
   | { kind: "command"; text: string }
   | { kind: "assistant"; text: string }
   | { kind: "thinking"; text: string; ms: number; expanded: boolean }
-  | { kind: "tool"; name: string; input: unknown; output: string; isError: boolean; display?: unknown }
+  | {
+      kind: "tool";
+      name: string;
+      input: unknown;
+      /** The call's one-line input summary, the kernel's (the same line headless prints). */
+      summary: string;
+      output: string;
+      isError: boolean;
+      display?: unknown;
+    }
   | { kind: "notice"; text: string }
   /** A line a slash command printed: plain output, not a warning. */
   | { kind: "info"; text: string }
@@ -58,6 +68,8 @@ export interface RunningTool {
   id: string;
   name: string;
   input: unknown;
+  /** The call's one-line input summary (`toolInputSummary`). */
+  summary: string;
   agent?: string;
   started: number;
 }
@@ -66,6 +78,8 @@ export interface RunningTool {
 export interface PendingPermission {
   event: EventOf<"permission_request">;
   agent: Agent;
+  /** The call's one-line input summary (`toolInputSummary`). */
+  summary: string;
   /** Diff preview for file-writing tools, once computed. */
   preview?: string;
 }
@@ -295,6 +309,11 @@ export class TuiController {
     return total;
   }
 
+  /** The tool line's input summary: the kernel's, so that headless prints the same line. */
+  #summary(tool: string, input: unknown): string {
+    return toolInputSummary(this.host.tools.get(tool), input);
+  }
+
   #push(item: DistributiveOmit<Item, "id">): void {
     this.#items.push({ ...item, id: this.#nextId++ } as Item);
   }
@@ -329,7 +348,7 @@ export class TuiController {
         else if (b.type === "text" && b.text.trim()) this.#push({ kind: "assistant", text: b.text });
         else if (b.type === "tool_use") {
           const r = results.get(b.id);
-          this.#push({ kind: "tool", name: b.name, input: b.input, output: r?.content ?? "", isError: r?.is_error === true });
+          this.#push({ kind: "tool", name: b.name, input: b.input, summary: this.#summary(b.name, b.input), output: r?.content ?? "", isError: r?.is_error === true });
         }
       }
     }
@@ -387,9 +406,10 @@ export class TuiController {
       await this.runShellCommand(text.slice(1).trim());
       return;
     }
-    const line = parseCommandLine(text);
+    // the kernel's rule, as in `larik -p`: `/README.md is stale` is a prompt, `/cots` a typo
+    const line = slashCommand(this.host.commands, text);
     if (line) {
-      const cmd = this.host.commands.get(line.name) ?? this.host.commands.get(PEER_COMMAND_NAMES[line.name] ?? "");
+      const cmd = line.command ?? this.host.commands.get(PEER_COMMAND_NAMES[line.name] ?? "");
       if (cmd) {
         await this.runCommand(cmd, line.args);
         return;
@@ -613,7 +633,7 @@ export class TuiController {
       }
       case "tool_start":
         this.#live.preparing = undefined;
-        this.#live.tools.push({ id: ev.tool_id, name: ev.tool_name, input: ev.input, agent: sub, started: now });
+        this.#live.tools.push({ id: ev.tool_id, name: ev.tool_name, input: ev.input, summary: this.#summary(ev.tool_name, ev.input), agent: sub, started: now });
         break;
       case "tool_end": {
         this.#live.tools = this.#live.tools.filter((t) => t.id !== ev.tool_id);
@@ -624,11 +644,20 @@ export class TuiController {
         }
         const input = ev.input as { run_in_background?: unknown } | undefined;
         if (ev.tool_name === "bash" && input?.run_in_background === true && !ev.is_error) this.#background++;
-        this.#push({ kind: "tool", name: ev.tool_name, input: ev.input, output: ev.output, isError: ev.is_error, display: ev.display, agent: sub });
+        this.#push({
+          kind: "tool",
+          name: ev.tool_name,
+          input: ev.input,
+          summary: this.#summary(ev.tool_name, ev.input),
+          output: ev.output,
+          isError: ev.is_error,
+          display: ev.display,
+          agent: sub,
+        });
         break;
       }
       case "permission_request": {
-        const p: PendingPermission = { event: ev, agent };
+        const p: PendingPermission = { event: ev, agent, summary: this.#summary(ev.tool_name, ev.input) };
         this.#permissions.push(p);
         if (this.#permissions.length === 1) {
           this.#permissionStep = "choose";

@@ -5,7 +5,7 @@
  * pane with `send-keys` and reads it with `capture-pane`: a streamed reply, a permission prompt
  * answered, a running tool interrupted with esc, the palette, and quitting with the session id.
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,6 +36,21 @@ async function waitPane(session: string, want: string | RegExp, ms = 15_000): Pr
 }
 
 const pause = (ms = 150) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `larik` run headless with `args`, its output collected: asynchronously, since the mock model
+ * server it talks to lives in this process (spawnSync would block the server's answers).
+ */
+function runHeadless(cli: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn(process.execPath, [cli, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => done({ code, stdout, stderr }));
+  });
+}
 
 describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
   let server: MockModelServer;
@@ -242,6 +257,52 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     expect(server.requests).toHaveLength(1);
     // 129 as for a hangup, or Node 20's abort restoring the gone terminal at exit (nodejs/node#51519)
     expect(readFileSync(join(base, "status"), "utf8")).toMatch(/^exit (129|134)\n$/);
+  }, 60_000);
+
+  it("shows the same tool line as larik -p for the same call, and sends a dotted /path prompt to the model as -p does", async () => {
+    const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
+    const repo = join(base, "repo");
+    const home = join(base, "home");
+    mkdirSync(join(repo, "src"), { recursive: true });
+    mkdirSync(home);
+    writeFileSync(join(repo, "README.md"), "# demo\n");
+    writeFileSync(join(repo, "src", "a.ts"), "// TODO: fix\n");
+    const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data"), LANG: "C.UTF-8", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const todos = [
+      { content: "one", status: "completed" },
+      { content: "two", status: "in_progress" },
+      { content: "three", status: "pending" },
+    ];
+    // a tool with its own summary (grep adds its glob filter) and one with none (todo_write)
+    const script = () => [
+      { tools: [{ id: "c1", name: "grep", input: { pattern: "TODO", path: "src", glob: "*.ts" } }] },
+      { tools: [{ id: "c2", name: "todo_write", input: { todos } }] },
+      { text: "Looked." },
+    ];
+    server.requests.length = 0;
+    server.push(...script());
+    const prompt = "/README.md is stale";
+    const headless = await runHeadless(program.cli, ["-p", "--model", "openai-compatible/m", prompt], repo, env);
+    expect(headless.code).toBe(0);
+    const lines = headless.stderr.split("\n").filter((l) => l.startsWith("→ "));
+    expect(lines).toEqual(["→ grep TODO in src (*.ts)", "→ todo_write 3 items"]);
+    expect(JSON.stringify(server.requests[0]!.body.messages)).toContain(prompt);
+
+    server.requests.length = 0;
+    server.push(...script());
+    const envList = Object.entries({ ...env, TERM: "tmux-256color" }).map(([k, v]) => `${k}=${v}`);
+    const cmd = ["env", "-i", ...envList, process.execPath, program.cli, "--model", "openai-compatible/m"].map((a) => `'${a}'`).join(" ");
+    tmux("new-session", "-d", "-s", "parity", "-x", "120", "-y", "40", "-c", repo, `${cmd}; echo "[exit $?]"; sleep 60`);
+    await waitPane("parity", "ask anything");
+    tmux("send-keys", "-t", "parity", "-l", prompt);
+    await pause();
+    tmux("send-keys", "-t", "parity", "Enter");
+    const pane = await waitPane("parity", "Looked.");
+    expect(pane).not.toContain("unknown command");
+    expect(JSON.stringify(server.requests[0]!.body.messages)).toContain(prompt);
+    // the TUI's row is `● name summary`: the summary is headless's, character for character
+    for (const l of lines) expect(pane).toContain(`● ${l.slice(2)}`);
+    tmux("kill-session", "-t", "parity");
   }, 60_000);
 
   it("ctrl+c twice quits", async () => {

@@ -10,7 +10,6 @@ import type { Buffer } from "./editor.js";
 import type { PendingPermission } from "./controller.js";
 import { DiffView, diffViewRows } from "./diff-view.js";
 import { stripControl } from "./markdown.js";
-import { compactInput } from "./summary.js";
 
 /** The answer rows for a request. */
 export function permissionOptions(p: PendingPermission): { key: string; label: string }[] {
@@ -82,7 +81,7 @@ export function PermissionPrompt({ pending: p, count, step, selected, reason, ma
         {`Allow ${ev.tool_name}?`}
         {count > 1 ? <Text dimColor>{`  (1 of ${count})`}</Text> : null}
       </Text>
-      <Text wrap="truncate-end" dimColor>{`${ev.tool_name} ${compactInput(ev.input)}`}</Text>
+      <Text wrap="truncate-end" dimColor>{`${ev.tool_name} ${p.summary}`}</Text>
       {p.preview ? (
         <DiffView diff={p.preview} maxLines={budget} />
       ) : (

@@ -1,28 +1,9 @@
 /**
- * One-line summaries of tool calls and results for tool rows (LARIK-REFERENCE §22 uses the same
- * "compact input ≤120 chars" for headless), plus the shapes of the `display` payloads core
+ * One-line summaries of tool results for tool rows (a call's input line is the kernel's
+ * `toolInputSummary`, shared with headless), plus the shapes of the `display` payloads core
  * tools attach (`{type:"diff"}` for write/edit, `{type:"todos"}` for todo_write).
  */
 import { stripControl } from "./markdown.js";
-
-/** A compact one-line summary of a tool input, at most `max` characters. */
-export function compactInput(input: unknown, max = 120): string {
-  let s: string;
-  if (input && typeof input === "object") {
-    const o = input as Record<string, unknown>;
-    const main = o.command ?? o.path ?? o.file_path ?? o.pattern ?? o.url ?? o.query ?? o.description ?? o.prompt;
-    if (typeof main === "string") {
-      s = main;
-      if (typeof o.path === "string" && typeof o.pattern === "string") s = `${o.pattern} in ${o.path}`;
-    } else if (Array.isArray(o.files)) {
-      s = o.files.map((f) => (f as { path?: string })?.path ?? "?").join(", ");
-    } else if (Array.isArray(o.todos)) {
-      s = `${o.todos.length} items`;
-    } else s = JSON.stringify(input) ?? "";
-  } else s = String(input ?? "");
-  s = stripControl(s.replace(/\s+/g, " ")).trim();
-  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
-}
 
 /** The first non-empty line of a tool result, at most `max` characters. */
 export function firstLine(output: string, max = 160): string {

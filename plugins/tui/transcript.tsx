@@ -11,7 +11,7 @@ import { memo } from "react";
 import type { Item } from "./controller.js";
 import { DiffView } from "./diff-view.js";
 import { renderMarkdown, stripControl } from "./markdown.js";
-import { compactInput, diffDisplay, firstLine, formatDuration, type Todo } from "./summary.js";
+import { diffDisplay, firstLine, formatDuration, type Todo } from "./summary.js";
 
 /** Diff lines shown in a finished tool row. */
 const DIFF_ROWS = 30;
@@ -57,7 +57,7 @@ export function ToolRow({ item }: { item: Extract<Item, { kind: "tool" }> }) {
         <Label agent={item.agent} />
         <Text color={color}>{`${mark} `}</Text>
         <Text bold>{item.name}</Text>
-        <Text dimColor>{` ${compactInput(item.input)}`}</Text>
+        <Text dimColor>{` ${item.summary}`}</Text>
       </Text>
       {result ? (
         <Text wrap="truncate-end" color={item.isError && !denied ? "red" : undefined} dimColor={!item.isError}>

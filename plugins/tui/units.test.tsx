@@ -16,7 +16,7 @@ import { keyAction } from "./keys.js";
 import { loadMarkdown, renderMarkdown, stableCut } from "./markdown.js";
 import { listProjectFiles, pickerEntries } from "./mentions.js";
 import { filterCommands, needsArgs } from "./palette.js";
-import { compactInput, formatTokens } from "./summary.js";
+import { formatTokens } from "./summary.js";
 import { plain, tempProject } from "./test-kit.js";
 
 const key = (k: Partial<import("ink").Key> = {}) =>
@@ -208,12 +208,5 @@ describe("footer and summaries", () => {
     expect(formatCost(0.0421)).toBe("$0.042");
     expect(formatCost(null)).toBe("$0 (unpriced)");
     expect(formatTokens(1_200_000)).toBe("1.2M");
-  });
-
-  it("summarizes tool inputs in one line of at most 120 characters", () => {
-    expect(compactInput({ command: "npm   test\n-- --watch" })).toBe("npm test -- --watch");
-    expect(compactInput({ path: "src/a.ts", old_string: "x" })).toBe("src/a.ts");
-    expect(compactInput({ pattern: "TODO", path: "src" })).toBe("TODO in src");
-    expect(compactInput({ command: "x".repeat(300) })).toHaveLength(120);
   });
 });
