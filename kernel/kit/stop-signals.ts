@@ -61,3 +61,13 @@ export function trapStopSignals(onStop: (signal: StopSignal) => void): StopSigna
     dispose: off,
   };
 }
+
+/**
+ * The reason a turn stopped by `signal` is cancelled with (`Agent.cancel`), so that the session
+ * and the model read why it stopped, not "interrupted by user": `interrupted: stopped by
+ * SIGTERM`. Shared by the front ends; `larik -p` keeps "interrupted by user" for SIGINT, the
+ * ctrl+c of its terminal, while the TUI, whose ctrl+c is a key, names every signal.
+ */
+export function stopSignalReason(signal: StopSignal): string {
+  return `interrupted: stopped by ${signal}`;
+}

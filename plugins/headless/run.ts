@@ -24,6 +24,7 @@ import {
   PipeWriter,
   SIGPIPE_STATUS,
   slashCommand,
+  stopSignalReason,
   toolInputSummary,
   trapStopSignals,
 } from "../../kernel/index.js";
@@ -168,7 +169,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   let timedOut = false;
   // ctrl+c is the user's; a kill or a closed terminal is named, as --timeout is, in the session
   // and in what the model reads next (`[interrupted: stopped by SIGTERM]`)
-  const signals = trapStopSignals((signal) => agent.cancel(signal === "SIGINT" ? undefined : `interrupted: stopped by ${signal}`));
+  const signals = trapStopSignals((signal) => agent.cancel(signal === "SIGINT" ? undefined : stopSignalReason(signal)));
   // the session and the model read why the turn stopped: not every stop is the user's
   const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel(`interrupted: --timeout ${String(args.values.timeout)} reached`)), timeoutMs) : undefined;
   // the turn's `done` is printed last, after what is said about why it stopped (a signal, the

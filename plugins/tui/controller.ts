@@ -194,6 +194,8 @@ export class TuiController {
   #listeners = new Set<() => void>();
   #quitFns: (() => void)[] = [];
   #quitting = false;
+  /** Why the TUI itself cancelled the turn when not the user's esc or ctrl+c (a signal). */
+  #cancelReason?: string;
   #idleWaiters: (() => void)[] = [];
   readonly scheduler: FrameScheduler;
 
@@ -379,11 +381,16 @@ export class TuiController {
     this.#notify();
   }
 
-  /** Ends the session: cancels a running turn and asks the App to unmount. */
-  quit(): void {
+  /**
+   * Ends the session: cancels a running turn and asks the App to unmount.
+   * @param reason what stopped the turn, for the session and the model (`Agent.cancel`'s reason,
+   *   e.g. `interrupted: stopped by SIGTERM`); "interrupted by user" when not given
+   */
+  quit(reason?: string): void {
     if (this.#quitting) return;
     this.#quitting = true;
-    this.agent.cancel();
+    this.#cancelReason = reason;
+    this.agent.cancel(reason);
     this.#shellAbort?.abort();
     this.#stopTicker();
     this.scheduler.cancel();
@@ -692,7 +699,7 @@ export class TuiController {
         if (this.#live.text.trim()) this.#push({ kind: "assistant", text: this.#live.text });
         this.#resetLive();
         // max_turns, max_tokens and refusal arrive as their own error or notice event
-        if (ev.stop_reason === "interrupted") this.#push({ kind: "notice", text: "interrupted by user" });
+        if (ev.stop_reason === "interrupted") this.#push({ kind: "notice", text: this.#cancelReason ?? "interrupted by user" });
         break;
       case "task_done":
         this.#background = Math.max(0, this.#background - 1);

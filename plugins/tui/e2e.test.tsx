@@ -305,6 +305,44 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     tmux("kill-session", "-t", "parity");
   }, 60_000);
 
+  it("a turn stopped by SIGTERM is recorded with that reason, and the session resumes", async () => {
+    const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
+    const project = join(base, "project");
+    const home = join(base, "home");
+    mkdirSync(project);
+    mkdirSync(home);
+    const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data"), LANG: "C.UTF-8", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    server.requests.length = 0;
+    // the reply streams and never ends: the model is still writing when the kill comes
+    server.push({ text: "Partial answer so far", hold: true }, { text: "Resumed fine." });
+    const envList = Object.entries({ ...env, TERM: "tmux-256color" }).map(([k, v]) => `${k}=${v}`);
+    const cmd = ["env", "-i", ...envList, process.execPath, program.cli, "--model", "openai-compatible/m"].map((a) => `'${a}'`).join(" ");
+    tmux("new-session", "-d", "-s", "term", "-x", "100", "-y", "30", "-c", project, `${cmd}; echo "[exit $?]"; sleep 60`);
+    await waitPane("term", "ask anything");
+    tmux("send-keys", "-t", "term", "-l", "start");
+    await pause();
+    tmux("send-keys", "-t", "term", "Enter");
+    await waitPane("term", "Partial answer so far");
+    const sessions = join(home, "data", "larik", "sessions");
+    const lock = readdirSync(sessions, { recursive: true }).map(String).find((f) => f.endsWith(".jsonl.lock"))!;
+    process.kill(Number(readFileSync(join(sessions, lock), "utf8")), "SIGTERM");
+    await waitPane("term", "[exit 143]");
+    const file = readdirSync(sessions, { recursive: true }).map(String).find((f) => f.endsWith(".jsonl"))!;
+    const entries = readFileSync(join(sessions, file), "utf8");
+    // what stopped the turn, as `larik -p` records it; not "interrupted by user"
+    expect(entries).toContain("Partial answer so far");
+    expect(entries).toContain("[interrupted: stopped by SIGTERM]");
+    expect(entries).not.toContain("interrupted by user");
+    expect(existsSync(join(sessions, lock))).toBe(false);
+    tmux("kill-session", "-t", "term");
+    // resumable: the next turn carries on from it, the model reading why the last one stopped
+    const id = /([^/\\]+)\.jsonl$/.exec(file)![1]!;
+    const resumed = await runHeadless(program.cli, ["-p", "--model", "openai-compatible/m", "--resume", id, "go on"], project, env);
+    expect(resumed.stderr).toBe("");
+    expect(resumed.stdout).toContain("Resumed fine.");
+    expect(JSON.stringify(server.requests.at(-1)!.body.messages)).toContain("[interrupted: stopped by SIGTERM]");
+  }, 60_000);
+
   it("ctrl+c twice quits", async () => {
     const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
     const home = join(base, "home");

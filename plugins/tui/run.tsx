@@ -7,6 +7,7 @@ import {
   agentOptionsFromArgs,
   ConfigError,
   defaultSpec,
+  stopSignalReason,
   trapStopSignals,
   type CliArgs,
   type Host,
@@ -111,7 +112,9 @@ export async function runTui(
   // Ink's unmount turns raw mode off, and on a gone terminal that emits `setRawMode EIO` as an
   // error event, which unhandled ended the process before the cancelled turn wrote its results.
   for (const s of [stdout, stderr, stdin]) s.on("error", () => {});
-  const signals = trapStopSignals(() => controller.quit());
+  // the session and the model read what stopped the turn (`[interrupted: stopped by SIGTERM]`),
+  // as in `larik -p`; here every signal comes from outside: the user's ctrl+c is a key
+  const signals = trapStopSignals((signal) => controller.quit(stopSignalReason(signal)));
   // A gone terminal whose hangup never reaches us (the shell that started us traps HUP) shows
   // only as the end of stdin, which a terminal otherwise never gives (ctrl+d is a key in raw
   // mode): it is a hangup, also for a SIGHUP that may still come after it.
