@@ -6,6 +6,7 @@ import type { Provider } from "./types.js";
 import type { Host } from "./host.js";
 import type { Agent } from "./agent.js";
 import { nearestName } from "./kit/nearest-name.js";
+import { errorText } from "./kit/one-line.js";
 
 /** A model's catalog entry. Prices in USD per million tokens; windows in tokens. */
 export interface CatalogEntry {
@@ -214,6 +215,17 @@ export function slashCommand(
   const command = commands.get(line.name);
   if (!command && line.name.includes(".")) return undefined;
   return { ...line, command };
+}
+
+/**
+ * The one-line error of a command that threw, as every front end shows it: the message names the
+ * command once (`/mode bogus: use one of …` stays as it is; `no model` becomes `/compact: no
+ * model`), since many messages already start with the command line.
+ */
+export function commandErrorText(command: Pick<Command, "name">, err: unknown): string {
+  const text = errorText(err);
+  const name = `/${command.name}`;
+  return text === name || text.startsWith(`${name} `) || text.startsWith(`${name}:`) ? text : `${name}: ${text}`;
 }
 
 /** The registered command nearest to a mistyped `name`, for "did you mean /compact?". */

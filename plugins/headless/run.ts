@@ -4,8 +4,8 @@
  */
 import {
   agentOptionsFromArgs,
+  commandErrorText,
   ConfigError,
-  errorText,
   expandMentions,
   hasMentions,
   nearestCommand,
@@ -262,9 +262,7 @@ async function expandCommand(host: Host, agent: Agent, prompt: string, printer: 
     const r = await cmd.run({ host, agent, args: line.args, print: (t) => printer.output(t) });
     return r ? r : undefined;
   } catch (err) {
-    // the message names the command once: many already start with it (`/mode bogus: use one of …`)
-    const text = errorText(err);
-    const named = text === `/${cmd.name}` || text.startsWith(`/${cmd.name} `) || text.startsWith(`/${cmd.name}:`) ? text : `/${cmd.name}: ${text}`;
+    const named = commandErrorText(cmd, err);
     // a usage problem stays one (exit 2): `/compact` with no model configured
     throw err instanceof ConfigError ? new ConfigError(named) : new Error(named);
   }

@@ -357,6 +357,28 @@ describe("palette", () => {
     await r.until("unknown command /zzzz: type / to list the commands");
   });
 
+  it("names a failing command once in its error, as larik -p does", async () => {
+    const mode = cmd("mode", "Permission mode", {
+      run: async () => {
+        throw new Error("/mode bogus: use one of default, accept-edits, plan, yolo");
+      },
+    });
+    const other = cmd("other", "Fails plainly", {
+      run: async () => {
+        throw new Error("no model is configured");
+      },
+    });
+    const r = await make({ plugins: [commandsPlugin([mode, other])] });
+    await r.type("/mode bogus");
+    await r.press(KEY.enter);
+    await r.until("use one of default");
+    expect(r.screen()).toContain("error: /mode bogus: use one of default, accept-edits, plan, yolo");
+    expect(r.screen()).not.toContain("/mode: /mode bogus");
+    await r.type("/other");
+    await r.press(KEY.enter);
+    await r.until("/other: no model is configured");
+  });
+
   it("refuses idle-only commands during a turn", async () => {
     const provider = new GatedProvider("working", " done");
     const clear = cmd("clear", "Fresh context", { idleOnly: true });

@@ -11,6 +11,7 @@
  */
 import {
   catalogEntry,
+  commandErrorText,
   costOf,
   errorText,
   nearestCommand,
@@ -454,7 +455,7 @@ export class TuiController {
       prompt = r?.prompt;
       mentions = r?.mentions !== false;
     } catch (err) {
-      this.#push({ kind: "error", text: `/${cmd.name}: ${errorText(err)}` });
+      this.#push({ kind: "error", text: commandErrorText(cmd, err) });
     } finally {
       if (cmd.idleOnly) this.#busy = wasBusy;
       this.#notify();
