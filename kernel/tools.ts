@@ -282,3 +282,16 @@ function genericSummary(input: unknown): string {
   if (Array.isArray(o.todos)) return `${o.todos.length} items`;
   return JSON.stringify(input) ?? "";
 }
+
+/**
+ * The line of a failed call's result that says what went wrong, for a front end's one-line error
+ * (`larik -p`'s `✗ bash npm test: [timed out after 120 s; …]`, the TUI's `⎿` row): the last line
+ * when it is the marker of what stopped the call (`[interrupted …]`, `[timed out …]`, which
+ * `bash` puts after the command's output) or when the first is `bash`'s `(no output)`; else the
+ * first line. Not cut to length and not stripped of control characters: the caller does that.
+ */
+export function toolErrorLine(output: string): string {
+  const lines = output.split("\n");
+  const last = lines.at(-1)!;
+  return /^\[(interrupted|timed out)\b/.test(last) || (lines[0] === "(no output)" && lines.length > 1) ? last : lines[0]!;
+}

@@ -3,7 +3,7 @@
  * notices to stderr. JSON: one event object per line on stdout, deltas omitted (the
  * `assistant_message` carries the full text).
  */
-import { toolInputSummary, type AgentEvent, type EventOf } from "../../kernel/index.js";
+import { toolErrorLine, toolInputSummary, type AgentEvent, type EventOf } from "../../kernel/index.js";
 
 export interface Printer {
   event(ev: AgentEvent): void;
@@ -65,9 +65,7 @@ export class TextPrinter implements Printer {
           this.#line(denied);
         } else if (ev.is_error) {
           // bash puts what stopped it last ("[timed out …]", "[interrupted …]"), after its output
-          const lines = ev.output.split("\n");
-          const last = lines.at(-1)!;
-          const shown = /^\[(interrupted|timed out)\b/.test(last) || (lines[0] === "(no output)" && lines.length > 1) ? last : lines[0]!;
+          const shown = toolErrorLine(ev.output);
           const what = this.summarize(ev.tool_name, ev.input);
           this.#line(`${prefix}✗ ${ev.tool_name}${what ? ` ${what}` : ""}: ${shown}`);
         }

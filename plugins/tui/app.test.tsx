@@ -86,6 +86,16 @@ describe("conversation", () => {
     expect(s).toMatch(/⎿ .*hello/);
   });
 
+  it("shows why a failed call stopped, as larik -p's ✗ line does, not the first line of its output", async () => {
+    const r = await make({});
+    const output = "> build\ncompiling 1 of 300\n[timed out after 5 s; the command and its child processes were killed]";
+    r.controller.onEvent({ type: "tool_start", tool_id: "t1", tool_name: "bash", input: { command: "npm run build" } } as AgentEvent);
+    r.controller.onEvent({ type: "tool_end", tool_id: "t1", tool_name: "bash", input: { command: "npm run build" }, output, is_error: true } as AgentEvent);
+    await r.until("⎿ [timed out after 5 s");
+    expect(r.screen()).toMatch(/✗ bash npm run build/);
+    expect(r.screen()).not.toContain("⎿ > build");
+  });
+
   it("shows edit and write results as a coloured diff", async () => {
     const r = await make({
       mode: "yolo",

@@ -14,6 +14,7 @@ import {
   commandErrorText,
   costOf,
   errorText,
+  hasMentions,
   nearestCommand,
   PERMISSION_MODES,
   slashCommand,
@@ -507,7 +508,7 @@ export class TuiController {
     this.#notify();
     try {
       let prompt: string | import("../../kernel/index.js").Block[] = text;
-      if (mentions && this.#opts.expand && /(^|\s)@\S/.test(text)) {
+      if (mentions && this.#opts.expand && hasMentions(text)) {
         const x = await this.#opts.expand(text, agent);
         for (const n of x.notices) this.#push({ kind: "notice", text: n });
         if (x.blocks.length > 1) prompt = x.blocks;

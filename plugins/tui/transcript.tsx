@@ -8,6 +8,7 @@
  */
 import { Box, Static, Text } from "ink";
 import { memo } from "react";
+import { toolErrorLine } from "../../kernel/index.js";
 import type { Item } from "./controller.js";
 import { DiffView } from "./diff-view.js";
 import { renderMarkdown, stripControl } from "./markdown.js";
@@ -49,7 +50,9 @@ export function ToolRow({ item }: { item: Extract<Item, { kind: "tool" }> }) {
   else if (item.name === "todo_write" && !item.isError) result = firstLine(item.output);
   else {
     const lines = item.output.split("\n").filter((l) => l.trim()).length;
-    result = firstLine(item.output) + (lines > 1 ? `  (+${lines - 1} lines)` : "");
+    // a failed call shows the line that says why (bash's `[timed out …]` after its output), the
+    // same line as larik -p's `✗` line
+    result = firstLine((item.isError && toolErrorLine(item.output)) || item.output) + (lines > 1 ? `  (+${lines - 1} lines)` : "");
   }
   return (
     <Box flexDirection="column">
