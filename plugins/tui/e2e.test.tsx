@@ -9,7 +9,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../../test/fakes/mock-model-server.js";
 import { tuiProgram, type TuiProgram } from "./launcher-build.js";
 
@@ -267,6 +267,9 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     mkdirSync(home);
     writeFileSync(join(repo, "README.md"), "# demo\n");
     writeFileSync(join(repo, "src", "a.ts"), "// TODO: fix\n");
+    // a server of its own: a reply an earlier test left unconsumed would answer this one's runs
+    const server = await startMockModelServer();
+    onTestFinished(() => server.close());
     const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data"), LANG: "C.UTF-8", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
     const todos = [
       { content: "one", status: "completed" },
@@ -311,6 +314,9 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     const home = join(base, "home");
     mkdirSync(project);
     mkdirSync(home);
+    // a server of its own: a reply an earlier test left unconsumed would answer this one's runs
+    const server = await startMockModelServer();
+    onTestFinished(() => server.close());
     const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data"), LANG: "C.UTF-8", OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
     server.requests.length = 0;
     // the reply streams and never ends: the model is still writing when the kill comes
