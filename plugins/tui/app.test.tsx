@@ -364,7 +364,11 @@ describe("palette", () => {
     await r.until("unknown command /comapct: did you mean /compact?");
     await r.type("/zzzz");
     await r.press(KEY.enter);
-    await r.until("unknown command /zzzz: type / to list the commands");
+    await r.until("unknown command /zzzz: type / to list them; a leading space sends the text as a prompt");
+    // and so it is: a leading space makes the text a prompt
+    await r.type(" /zzzz please");
+    await r.press(KEY.enter);
+    await r.until("┃  /zzzz please");
   });
 
   it("names a failing command once in its error, as larik -p does", async () => {

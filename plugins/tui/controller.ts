@@ -424,7 +424,9 @@ export class TuiController {
         return;
       }
       const near = nearestCommand(this.host.commands, line.name);
-      const hint = near ? `did you mean /${near}? (type / to list the commands)` : "type / to list the commands";
+      // as -p says: how to send the text to the model after all
+      const list = "type / to list them; a leading space sends the text as a prompt";
+      const hint = near ? `did you mean /${near}? (${list})` : list;
       this.#push({ kind: "error", text: `unknown command /${line.name}: ${hint}` });
       this.#notify();
       return;
