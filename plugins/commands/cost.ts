@@ -25,7 +25,12 @@ export interface CostReport {
   unpriced: string[];
   /** Prompt size of the last request and the window, in tokens. */
   context_tokens: number;
-  context_window: number;
+  /**
+   * The window of the model in use; null when no model could be opened (`larik -p /cost` with
+   * none configured, or `-c` whose model has no key here) and the catalog does not know it: the
+   * 128k fallback the loop assumes for a model it runs would be invented there.
+   */
+  context_window: number | null;
   compactions: number;
   /** Tokens freed by compaction in this session (estimates recorded with each compaction). */
   compaction_saved_tokens: number;
@@ -56,7 +61,7 @@ export function costReport(agent: Agent): CostReport {
     total_usd: totalUsd,
     unpriced,
     context_tokens: agent.lastContextTokens,
-    context_window: agent.contextWindow(),
+    context_window: agent.modelError ? (catalogEntry(host.providers, host.settings, agent.providerName, agent.model)?.context_window ?? null) : agent.contextWindow(),
     compactions: agent.compactions,
     // Metrics of compactions made since opening are also in the entries; the larger covers both.
     compaction_saved_tokens: Math.max(saved, agent.compactionSavedTokens),
@@ -80,7 +85,7 @@ export function costLines(r: CostReport): string[] {
     lines.push(`total · ${cost}`);
     lines.push(`  ${tokenLine(r.total)}`);
   }
-  lines.push(contextMeter(r.context_tokens, r.context_window));
+  lines.push(r.context_window === null ? `ctx ${kTokens(r.context_tokens)} · context window unknown: no model is open` : contextMeter(r.context_tokens, r.context_window));
   if (r.compactions) lines.push(`compactions: ${r.compactions} · ~${kTokens(r.compaction_saved_tokens)} tokens freed`);
   return lines;
 }

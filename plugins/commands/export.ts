@@ -98,10 +98,16 @@ export const exportCommand: Command = {
   ...COMMAND_META.export,
   async run(ctx) {
     const { agent, host } = ctx;
+    const prompts = agent.prompts();
+    // an empty session is a state, as "nothing to compact" is (`larik -p /export` exits 0), and
+    // a file holding a header alone, named after a session nothing was written to, helps no one
+    if (!prompts.length) {
+      ctx.print("nothing to export: this session has no prompts yet");
+      return;
+    }
     // A quoted name may hold spaces: `/export "my notes.md"`.
     const name = ctx.args.trim().replace(/^(["'])(.*)\1$/, "$2") || `larik-${agent.session.id}.md`;
     const file = resolve(host.cwd, name);
-    const prompts = agent.prompts();
     const md = sessionMarkdown(agent.session.entries(), { id: agent.session.id, title: prompts[0] ? oneLine(promptText(agent.history()[prompts[0].index]!), 80) : undefined });
     const shown = isAbsolute(name) ? file : relative(host.cwd, file) || name;
     try {

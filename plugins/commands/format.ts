@@ -2,7 +2,7 @@
  * Small shared pieces of the built-in commands: token and time formats, the displayed text of a
  * prompt, and the checks that turn a missing capability into a one-line error.
  */
-import { isPrompt, type Agent, type CommandContext, type Message, type SessionStore } from "../../kernel/index.js";
+import { ConfigError, isPrompt, type Agent, type CommandContext, type Message, type SessionStore } from "../../kernel/index.js";
 
 /**
  * Tokens as the footer and compaction metrics show them (LARIK-REFERENCE §9): `850`, `26k`,
@@ -76,14 +76,15 @@ export function listPrompts(history: readonly Message[]): PromptRef[] {
 
 /**
  * Prompt `arg` (1-based) of `prompts`, or the last one when `arg` is empty.
- * @throws Error naming the valid range for anything else.
+ * @throws Error when there are no prompts; ConfigError (a usage error: `-p` exits 2) naming the
+ *   valid range for anything else.
  */
 export function pickPrompt(prompts: PromptRef[], arg: string | undefined, command: string): PromptRef {
   if (!prompts.length) throw new Error(`${command}: this session has no prompts yet`);
   if (arg === undefined || arg === "") return prompts[prompts.length - 1]!;
   const n = Number(arg);
   if (!Number.isInteger(n) || n < 1 || n > prompts.length) {
-    throw new Error(`${command} ${arg}: give a prompt number from 1 to ${prompts.length} (${command === "/rewind" ? "/rewind" : "/prompt"} alone lists them)`);
+    throw new ConfigError(`${command} ${arg}: give a prompt number from 1 to ${prompts.length} (${command === "/rewind" ? "/rewind" : "/prompt"} alone lists them)`);
   }
   return prompts[n - 1]!;
 }

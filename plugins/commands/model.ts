@@ -4,6 +4,7 @@
  * (`model`, `mode`, `effort` in `~/.config/larik/config.json`, §26).
  */
 import {
+  ConfigError,
   EFFORTS,
   errorText,
   PERMISSION_MODES,
@@ -93,7 +94,7 @@ export const modeCommand: Command = {
       return;
     }
     if (extra !== undefined || !PERMISSION_MODES.includes(arg as PermissionMode)) {
-      throw new Error(`/mode ${ctx.args.trim()}: use one of ${PERMISSION_MODES.join(", ")}`);
+      throw new ConfigError(`/mode ${ctx.args.trim()}: use one of ${PERMISSION_MODES.join(", ")}`);
     }
     const before = ctx.agent.checker.mode;
     // The checker reads its mode on every decision, so this applies from the next tool call.
@@ -112,7 +113,7 @@ export const effortCommand: Command = {
       return;
     }
     if (extra !== undefined || (arg !== "default" && !EFFORTS.includes(arg as Effort))) {
-      throw new Error(`/effort ${ctx.args.trim()}: use one of ${EFFORTS.join(", ")} or default`);
+      throw new ConfigError(`/effort ${ctx.args.trim()}: use one of ${EFFORTS.join(", ")} or default`);
     }
     const level = arg === "default" ? undefined : (arg as Effort);
     ctx.agent.effort = level;

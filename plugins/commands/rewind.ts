@@ -3,7 +3,7 @@
  * branch only at turn boundaries (before a prompt, or the end; invariant 6): the store writes a
  * new session file holding the messages before that point and never touches the original.
  */
-import { changedFiles, type Command, type CommandContext } from "../../kernel/index.js";
+import { changedFiles, ConfigError, type Command, type CommandContext } from "../../kernel/index.js";
 import { COMMAND_META } from "./meta.js";
 import { listPrompts, oneLine, pickPrompt, requireStore, switchTo, words, type PromptRef } from "./format.js";
 import { openBranch } from "./sessions.js";
@@ -55,7 +55,7 @@ export const rewindCommand: Command = {
       return;
     }
     if (extra !== undefined || (how !== undefined && how !== "files" && how !== "keep")) {
-      throw new Error(`/rewind ${ctx.args.trim()}: usage /rewind [n] [files|keep]`);
+      throw new ConfigError(`/rewind ${ctx.args.trim()}: usage /rewind [n] [files|keep]`);
     }
     const p = pickPrompt(prompts, n, "/rewind");
     const changed = changedFiles(history.slice(p.index));
@@ -88,7 +88,7 @@ export const promptCommand: Command = {
     let [n, action, extra] = words(ctx.args);
     if (n === "copy" || n === "fork") [n, action, extra] = [undefined, n, action];
     if (extra !== undefined || (action !== undefined && action !== "copy" && action !== "fork")) {
-      throw new Error(`/prompt ${ctx.args.trim()}: usage /prompt [n] [copy|fork]`);
+      throw new ConfigError(`/prompt ${ctx.args.trim()}: usage /prompt [n] [copy|fork]`);
     }
     const history = ctx.agent.history();
     const prompts = listPrompts(history);

@@ -3,7 +3,7 @@
  * agent, hands it to the front end (`ui.switchAgent`) and closes the old one; without a front
  * end that can switch (headless), the command says how to get there from the command line.
  */
-import { sessionLine, type Agent, type Command, type CommandContext, type SessionHandle, type SessionSummary } from "../../kernel/index.js";
+import { ConfigError, sessionLine, type Agent, type Command, type CommandContext, type SessionHandle, type SessionSummary } from "../../kernel/index.js";
 import { COMMAND_META } from "./meta.js";
 import { requireStore, switchTo, words } from "./format.js";
 
@@ -48,7 +48,7 @@ export const resumeCommand: Command = {
   ...COMMAND_META.resume,
   async run(ctx) {
     const [want, extra] = words(ctx.args);
-    if (extra !== undefined) throw new Error(`/resume ${ctx.args.trim()}: give one session id or prefix`);
+    if (extra !== undefined) throw new ConfigError(`/resume ${ctx.args.trim()}: give one session id or prefix`);
     if (!want) {
       const list = await printSessions(ctx, "/resume");
       if (list.length) ctx.print("resume one with /resume <id or unique prefix>");
