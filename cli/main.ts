@@ -104,7 +104,7 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
     args = { values: parsed.values as CliArgs["values"], positionals: parsed.positionals };
   } catch (err) {
     showNotices(host);
-    const text = argsProblem(err as Error & { code?: string }, rest);
+    const text = argsProblem(err as Error & { code?: string }, rest, options);
     // the flag exists, but the plugin that brings it is not loaded: say so rather than "unknown"
     if (/'(-p|--print)'/.test(text) && !frontends.some((f) => f.flag === "print")) {
       throw new ConfigError(`${text}: -p comes from the headless plugin, which is not loaded (larik --version lists the loaded plugins)`);
@@ -154,16 +154,24 @@ function assertOptionsFor(frontend: Frontend, frontends: Frontend[], args: CliAr
 
 /**
  * One line for a `parseArgs` error, with the fix for the two cases whose Node messages run to
- * three lines: a flag's value that starts with a dash, and a prompt that starts with one.
+ * three lines: a flag's value that starts with a dash, and a prompt that starts with one. A value
+ * that starts with a dash and that the option's `check` refuses (`--timeout -5s`) gets the check's
+ * message, which says what a valid value is: `--timeout=-5s` would only be refused next.
+ * @throws ConfigError from that check.
  */
-function argsProblem(err: Error & { code?: string }, argv: string[]): string {
+function argsProblem(err: Error & { code?: string }, argv: string[], options: Record<string, CliOption>): string {
   const first = errorText(err).split("\n")[0]!.replace(/\. To specify.*$/, "");
   // the same code also says "does not take an argument" (--fork=yes) and "argument missing"
   if (err.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && first.includes("is ambiguous")) {
     const flag = /'(--?[\w-]+)'/.exec(first)?.[1];
     const at = flag ? argv.indexOf(flag) : -1;
     const value = at >= 0 ? argv[at + 1] : undefined;
-    if (flag && value?.startsWith("-")) return `${flag} needs a value, and "${value}" looks like a flag: write ${flag}=${value} if it is the value`;
+    if (flag && value?.startsWith("-")) {
+      const option = flag.startsWith("--") ? options[flag.slice(2)] : Object.values(options).find((o) => o.short === flag.slice(1));
+      // throws its own line, which already says what to write
+      option?.check?.(value);
+      return `${flag} needs a value, and "${value}" looks like a flag: write ${flag}=${value} if it is the value`;
+    }
   }
   if (err.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
     const opt = /'(-[^']*)'/.exec(first)?.[1];

@@ -73,6 +73,13 @@ export interface CliOption {
   description: string;
   /** Shown in `--help` after the flag, e.g. `<id-prefix>`. */
   value?: string;
+  /**
+   * Checks a string option's value: throws a ConfigError that says what a valid value is. The
+   * CLI asks it about a value that starts with a dash (`--timeout -5s`), which the parser takes
+   * for a flag: a value that would be refused anyway is refused with what is valid, rather than
+   * with advice to write `--timeout=-5s`. The front end still validates the values it reads.
+   */
+  check?(value: string): void;
 }
 
 /** Parsed command line given to a front end. */

@@ -12,8 +12,8 @@ import { EFFORTS, type Effort } from "../types.js";
 /** Options understood by every run of `larik`. */
 export const COMMON_OPTIONS: Record<string, CliOption> = {
   model: { type: "string", description: "model to use: provider/model, a bare model id or a role", value: "<spec>" },
-  mode: { type: "string", description: `permission mode: ${PERMISSION_MODES.join(", ")}`, value: "<mode>" },
-  effort: { type: "string", description: `reasoning effort: ${EFFORTS.join(", ")}`, value: "<level>" },
+  mode: { type: "string", description: `permission mode: ${PERMISSION_MODES.join(", ")}`, value: "<mode>", check: (mode) => void agentOptionsFromArgs({ values: { mode }, positionals: [] }) },
+  effort: { type: "string", description: `reasoning effort: ${EFFORTS.join(", ")}`, value: "<level>", check: (effort) => void agentOptionsFromArgs({ values: { effort }, positionals: [] }) },
   continue: { type: "boolean", short: "c", description: "continue the newest session in this directory" },
   resume: { type: "string", description: "resume a session by id or unique id prefix", value: "<id>" },
   fork: { type: "boolean", description: "with -c or --resume: branch into a new session instead of appending" },

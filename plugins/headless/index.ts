@@ -3,7 +3,8 @@
  * (text) or one event per line (`--output json`), auto-denies permission requests, and exits 1
  * when the agent ended in error.
  */
-import { definePlugin } from "../../kernel/index.js";
+import { definePlugin, parseDuration } from "../../kernel/index.js";
+import { outputFormat } from "./output-format.js";
 
 export default definePlugin({
   name: "headless",
@@ -15,8 +16,13 @@ export default definePlugin({
       flag: "print",
       options: {
         print: { type: "boolean", short: "p", description: "headless: run the prompt, print the answer and exit" },
-        output: { type: "string", description: "with -p: text (default) or json (one event per line)", value: "<format>" },
-        timeout: { type: "string", description: "with -p: stop after this long: 90 (seconds), 90s, 5m, 1h30m (0 = none)", value: "<duration>" },
+        output: { type: "string", description: "with -p: text (default) or json (one event per line)", value: "<format>", check: (v) => void outputFormat(v) },
+        timeout: {
+          type: "string",
+          description: "with -p: stop after this long: 90 (seconds), 90s, 5m, 1h30m (0 = none)",
+          value: "<duration>",
+          check: (v) => void parseDuration(v, "--timeout"),
+        },
       },
       async run(host, args) {
         const { runHeadless } = await import("./run.js");
