@@ -10,24 +10,28 @@ import { codeCacheDir, loadWithCodeCache, saveAfterFirstRequest } from "./cli/co
 import { isPrintRun } from "./cli/print-flag.js";
 import { fastVersion } from "./cli/version.js";
 import { printAll } from "./kernel/kit/pipe-writer.js";
+import { trapStopSignals, type StopSignalTrap } from "./kernel/kit/stop-signals.js";
 
-type Main = (argv: string[]) => Promise<number>;
+type Main = (argv: string[], env?: NodeJS.ProcessEnv, cwd?: string, early?: StopSignalTrap) => Promise<number>;
 
 async function start(argv: string[]): Promise<number> {
   const quick = fastVersion(argv);
   if (quick !== undefined) return printAll(quick);
+  // set before the code loads (tens of ms): a ctrl+c meanwhile is said and exits 130, as later;
+  // `main` takes it over
+  const early = trapStopSignals(() => {});
   // Only a command line that starts with a flag: a first word may name a subcommand (`serve`),
   // and the front ends other than headless are left out of the bundle.
   const bundle = isPrintRun(argv) && argv[0]?.startsWith("-") ? `${import.meta.dirname}/headless.cjs` : undefined;
   if (bundle && process.getBuiltinModule("node:fs").existsSync(bundle)) {
     const loaded = loadWithCodeCache(bundle, process.env.LARIK_NO_CODE_CACHE === "1" ? false : codeCacheDir());
     saveAfterFirstRequest(loaded);
-    const status = await (loaded.exports as { main: Main }).main(argv);
+    const status = await (loaded.exports as { main: Main }).main(argv, undefined, undefined, early);
     loaded.save();
     return status;
   }
   const { main } = await import("./cli/main.js");
-  return main(argv);
+  return main(argv, undefined, undefined, early);
 }
 
 process.env.NODE_ENV ??= "production"; // ink loads React's development build otherwise

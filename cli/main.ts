@@ -13,27 +13,40 @@ import {
   errorText,
   folderRootError,
   sessionLine,
+  trapStopSignals,
   type CliArgs,
   type CliOption,
   type LoadedConfig,
   type Frontend,
   type Plugin,
+  type StopSignalTrap,
 } from "../kernel/index.js";
 import { loadConfig, approveProjectConfig, displayPath } from "../kernel/index.js";
 import { VERSION, versionText } from "./version.js";
 import { helpText } from "./help.js";
 import { isPrintRun } from "./print-flag.js";
 
-/** Runs `larik` with `argv` (without node and script); resolves to the exit status. */
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<number> {
+/**
+ * Runs `larik` with `argv` (without node and script); resolves to the exit status.
+ * @param early a stop-signal trap set before this code loaded (`cli.ts` sets one first thing), so
+ *   that a signal while it loads counts too; `main` owns it from here and disposes it. Without
+ *   one, `main` sets its own.
+ */
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), early?: StopSignalTrap): Promise<number> {
+  // A stop signal before a front end takes over (the code and config loading, plugins setting
+  // up) stops larik there, said once, with the status a front end gives (130 for ctrl+c), rather
+  // than killing it silently; a second SIGINT or SIGTERM still kills at once.
+  const trap = early ?? trapStopSignals(() => {});
   try {
-    return await run(argv, env, cwd);
+    return await run(argv, env, cwd, trap);
   } catch (err) {
     // a data, config or cache folder under a file is the environment's problem, said as such
     const folder = folderRootError(err, env);
     stderr.write(`larik: ${folder ?? errorText(err)}\n`);
     await stderr.flush();
     return err instanceof ConfigError || folder ? 2 : 1;
+  } finally {
+    trap.dispose();
   }
 }
 
@@ -44,7 +57,8 @@ function isatty(fd: number): boolean {
   return process.getBuiltinModule("node:tty").isatty(fd);
 }
 
-async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: StopSignalTrap): Promise<number> {
+  if (early.signal) return stoppedEarly(early);
   if (argv[0] === "config") return configCommand(argv.slice(1), env, cwd);
   // An interactive run will need ink (~0.5 s to import): start loading it while config and
   // plugins load. Headless and server runs never import it.
@@ -70,10 +84,21 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise
     notices: cfg.notices,
   });
   try {
-    return await dispatch(host, argv);
+    // A signal is delivered by the event loop, which may not have turned since it came (code and
+    // config load mostly synchronously); the trap's disposal would then drop it. One turn first.
+    await new Promise((turned) => setImmediate(turned));
+    if (early.signal) return stoppedEarly(early);
+    return await dispatch(host, argv, early);
   } finally {
     await host.dispose();
   }
+}
+
+/** The end of a run a stop signal stopped before its front end began. */
+async function stoppedEarly(early: StopSignalTrap): Promise<number> {
+  stderr.write(`! stopped by ${early.signal}\n`);
+  await stderr.flush();
+  return early.exitStatus(0);
 }
 
 /**
@@ -85,7 +110,7 @@ function showNotices(host: Host): void {
   for (const n of host.notices) stderr.write(`! ${n}\n`);
 }
 
-async function dispatch(host: Host, argv: string[]): Promise<number> {
+async function dispatch(host: Host, argv: string[], early: StopSignalTrap): Promise<number> {
   const frontends = host.frontends.list();
   const sub = argv[0] && !argv[0].startsWith("-") ? frontends.find((f) => f.subcommand === argv[0]) : undefined;
   const rest = sub ? argv.slice(1) : argv;
@@ -132,6 +157,9 @@ async function dispatch(host: Host, argv: string[]): Promise<number> {
         : "not a terminal: use -p \"prompt\" (or pipe a prompt into larik -p) for headless mode",
     );
   }
+  // the front end traps the signals itself from here (nothing above waited since the last look,
+  // so the loop has delivered no signal since)
+  early.dispose();
   return frontend.run(host, args);
 }
 

@@ -91,9 +91,26 @@ export const PermissionRequestEventSchema = lazySchema(() =>
 /**
  * Every event a turn emits, discriminated by `type` (§22's names and fields; docs/architecture.md
  * "The event contract" lists them). The loop validates each event against it before emitting.
+ * `init` is no turn's: `-p --output json` prints it first, once the session is open, as Claude
+ * Code's stream-json starts with `system`/`init`, so that a script learns the session id before
+ * the run can be killed.
  */
 export const AgentEventSchema = lazySchema(() =>
   z.discriminatedUnion("type", [
+    z.object({
+      type: z.literal("init"),
+      /**
+       * The session the run writes to (for `larik --resume <id>`); absent when none is stored
+       * (no model could be opened: `larik -p /cost` with none configured).
+       */
+      session_id: z.optional(z.string()),
+      /** The working directory. */
+      cwd: z.string(),
+      /** The permission mode the run starts in (LARIK-REFERENCE §4). */
+      mode: z.string(),
+      /** Also here: the run's model as `provider/model`, absent when none could be opened. */
+      ...base(),
+    }),
     z.object({ type: z.literal("text_delta"), text: z.string(), ...base() }),
     z.object({ type: z.literal("thinking_delta"), text: z.string(), ...base() }),
     z.object({ type: z.literal("tool_call_streaming"), tool_id: z.string(), tool_name: z.string(), ...base() }),

@@ -122,7 +122,9 @@ describe("larik -p end to end", () => {
     const costJson = await runCli(["-c", "-p", "--output", "json", "/cost"], { cwd: repo, env });
     const costEvents = costJson.stdout.trim().split("\n").map((l) => JSON.parse(l));
     expect(costEvents.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
-    expect(costEvents.slice(0, -1).every((e) => e.type === "notice")).toBe(true);
+    // init first, naming the session -c continued
+    expect(costEvents[0]).toMatchObject({ type: "init", session_id: events.at(-1).session_id });
+    expect(costEvents.slice(1, -1).every((e) => e.type === "notice")).toBe(true);
     const sent = server.requests.length;
     const typo = await runCli(["-c", "-p", "/cots"], { cwd: repo, env });
     expect(typo.code).toBe(2);
@@ -341,7 +343,8 @@ describe("larik -p end to end", () => {
     const j = await runCli(["-p", "--output", "json", "--model", "openai-compatible/m", "explain @secret.txt"], { cwd: repo, env });
     expect([j.code, j.stderr]).toEqual([0, ""]);
     const events = j.stdout.trim().split("\n").map((l) => JSON.parse(l));
-    expect(events[0]).toEqual({ type: "notice", text: expect.stringMatching(/^@secret\.txt not attached: /) });
+    expect(events[0].type).toBe("init");
+    expect(events[1]).toEqual({ type: "notice", text: expect.stringMatching(/^@secret\.txt not attached: /) });
   });
 
   it("appends piped stdin to a prompt argument; /dev/null, a file and a pipe that never ends do not hang it", async () => {
@@ -428,14 +431,14 @@ describe("larik -p end to end", () => {
   it("a slash command's error names the command once", async () => {
     const repo = makeRepo();
     const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
-    for (const [cmd, error] of [
-      // messages that start with the command line, and one that does not
-      ["/mode bogus", "larik: /mode bogus: use one of default, accept-edits, plan, auto, yolo\n"],
-      ["/effort x y", "larik: /effort x y: use one of low, medium, high, xhigh, max or default\n"],
-      ["/prompt", "larik: /prompt: this session has no prompts yet\n"],
-    ]) {
-      const r = await runCli(["-p", "--model", "openai-compatible/m", cmd!], { cwd: repo, env });
-      expect([cmd, r.code, r.stderr]).toEqual([cmd, 1, error]);
+    for (const [cmd, error, code] of [
+      // messages that start with the command line (arguments refused: usage errors), and one that does not
+      ["/mode bogus", "larik: /mode bogus: use one of default, accept-edits, plan, auto, yolo\n", 2],
+      ["/effort x y", "larik: /effort x y: use one of low, medium, high, xhigh, max or default\n", 2],
+      ["/prompt", "larik: /prompt: this session has no prompts yet\n", 1],
+    ] as const) {
+      const r = await runCli(["-p", "--model", "openai-compatible/m", cmd], { cwd: repo, env });
+      expect([cmd, r.code, r.stderr]).toEqual([cmd, code, error]);
     }
   });
 
@@ -914,7 +917,8 @@ describe("larik -p end to end", () => {
     });
 
     it("a flag whose value looks like a flag, and a prompt that starts with a dash", async () => {
-      for (const [flag, value] of [["--model", "-c"], ["--resume", "-p"], ["--timeout", "-5s"]] as const) {
+      // (a value the flag would refuse anyway gets that refusal instead: test/headless-edges.test.ts)
+      for (const [flag, value] of [["--model", "-c"], ["--resume", "-p"]] as const) {
         const r = await runCli(["-p", flag, value, "hi"], { cwd: repo, env });
         expect(r.code).toBe(2);
         oneLine(r.stderr);
@@ -1152,7 +1156,7 @@ describe("larik --version and --help", () => {
  */
 function runReaderGone(
   args: string[],
-  opts: { cwd: string; env: NodeJS.ProcessEnv; close: "first-chunk" | "start" },
+  opts: { cwd: string; env: NodeJS.ProcessEnv; close: "first-chunk" | "start" | RegExp },
 ): Promise<{ code: number | null; first: string; stderr: string }> {
   return new Promise((resolvePromise) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd: opts.cwd, env: opts.env, stdio: ["ignore", "pipe", "pipe"] });
@@ -1160,7 +1164,17 @@ function runReaderGone(
     let stderr = "";
     child.stderr!.on("data", (d) => (stderr += d));
     if (opts.close === "start") child.stdout!.destroy();
-    else {
+    else if (opts.close instanceof RegExp) {
+      // what arrived until a chunk matched
+      const pattern = opts.close;
+      const onData = (d: Buffer) => {
+        first += String(d);
+        if (!pattern.test(first)) return;
+        child.stdout!.off("data", onData);
+        child.stdout!.destroy();
+      };
+      child.stdout!.on("data", onData);
+    } else {
       child.stdout!.once("data", (d) => {
         first = String(d);
         child.stdout!.destroy();
@@ -1222,13 +1236,14 @@ describe("a reader that goes away (| head -1)", () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
-    // the reader leaves after the first lines; the tool's end, a second later, is the write that finds it gone
+    // the reader leaves after the reply's line; the tool's end, a second later, is the write that
+    // finds it gone (or its watch on the socket, sooner)
     server.push({ text: "Waiting a second.", tools: [{ id: "call_1", name: "bash", input: { command: "sleep 1" } }] });
     const args = ["-p", "--mode", "yolo", "--model", "openai-compatible/m", "--output", "json", "wait"];
-    const r = await runReaderGone(args, { cwd: repo, env, close: "first-chunk" });
+    const r = await runReaderGone(args, { cwd: repo, env, close: /"assistant_message"/ });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(141);
-    expect(r.first).toMatch(/^\{"type":/);
+    expect(r.first).toMatch(/^\{"type":"init",/);
 
     const { file, others } = sessionFile(home);
     expect(others).toEqual([]);

@@ -69,6 +69,30 @@ export class PipeWriter {
     return new Promise((done) => this.#onIdle.push(done));
   }
 
+  /**
+   * Learns that the reader went away without waiting for the next write, where the stream allows
+   * it: a socket (what a parent such as Node's child_process gives as stdout) reads end of file
+   * when its other end closes, so reading from it says so at once. A turn whose model is silent
+   * (a stalled stream, or `--output json`, which prints nothing until a reply ends) is then
+   * stopped, not left to run for a reader that is gone. A pipe cannot be read from its writing
+   * end: its writer learns only at its next write, as any Unix program does. Call it for a
+   * socket only (a terminal's handle may read from the terminal). Returns a function that stops
+   * the watch, which otherwise keeps the process alive.
+   */
+  watchReader(): () => void {
+    if (this.#gone) return () => {};
+    const stream = (this.#stream ??= this.#openStream());
+    // Node's stream handle (libuv): a socket opened for writing only still reads, and calls
+    // `onread` with no buffer at end of file or on an error. Anything else gives no watch.
+    const handle = (stream as { _handle?: { readStart?(): number; readStop?(): number; onread?: unknown } })._handle;
+    if (typeof handle?.readStart !== "function" || typeof handle.readStop !== "function" || handle.readStart() !== 0) return () => {};
+    handle.onread = (buf?: ArrayBuffer) => {
+      // a reader sends nothing; bytes that do come are not an end
+      if (!buf) this.#markGone();
+    };
+    return () => void handle.readStop?.();
+  }
+
   #openStream(): NodeJS.WritableStream {
     const stream = this.open();
     stream.on("error", (err) => {

@@ -14,8 +14,8 @@ import {
   type Agent,
   type AgentEvent,
   type Block,
-  type CommandPrompt,
   type CliArgs,
+  type CommandPrompt,
   type Host,
   type AnyTool,
   permissionCall,
@@ -28,51 +28,30 @@ import {
   toolInputSummary,
   trapStopSignals,
 } from "../../kernel/index.js";
+import { outputFormat } from "./output-format.js";
 import { JsonPrinter, TextPrinter, type Printer } from "./print.js";
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /**
- * How long `-p "prompt"` waits for the first byte of a piped stdin before going on without it
- * (ms): Claude Code waits 3 s too. A pipe nobody writes to and nobody closes (a script's inherited
- * stdin, a CI runner's) must not hang the run.
+ * Reads stdin to its end, or until `firstByteMs` passes with nothing (not even its end) arrived,
+ * or until `signal` aborts; in those two cases stdin is let go (its open handle would keep the
+ * process alive after the turn) and what was read so far is dropped.
  */
-export const STDIN_FIRST_BYTE_MS = 3000;
-
-/**
- * What stdin holds for `-p "prompt"` (text appended to the prompt), by what fd 0 is: a regular
- * file (`< log.txt`) is read whole; a pipe or socket (`cat log.txt | larik -p …`) is read to its
- * end once its first byte (or its end) has come within `firstByteMs`, else `{ timedOut: true }`
- * and stdin is let go; anything else (a terminal, `< /dev/null`, a closed fd) is not read.
- * `fstat`, not `process.stdin`, decides: building that stream costs a run that never reads it.
- */
-export async function pipedStdin(firstByteMs = STDIN_FIRST_BYTE_MS): Promise<{ text: string; timedOut?: boolean }> {
-  const fs = process.getBuiltinModule("node:fs");
-  let st: import("node:fs").Stats;
-  try {
-    st = fs.fstatSync(0);
-  } catch {
-    return { text: "" };
-  }
-  if (st.isFile()) return { text: await readStdin() };
-  if (!st.isFIFO() && !st.isSocket()) return { text: "" };
+function readStdin(signal: AbortSignal, firstByteMs?: number): Promise<{ text: string; timedOut?: boolean }> {
   const stdin = process.stdin;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     const off = () => {
       clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
       stdin.off("data", onData).off("end", onEnd).off("error", onError);
     };
-    const timer = setTimeout(() => {
+    const letGo = (result: { text: string; timedOut?: boolean }) => {
       off();
-      // let go of the pipe, or its open handle would keep the process alive after the turn
       stdin.destroy();
-      resolve({ text: "", timedOut: true });
-    }, firstByteMs);
+      resolve(result);
+    };
+    const timer = firstByteMs === undefined ? undefined : setTimeout(() => letGo({ text: "", timedOut: true }), firstByteMs);
+    const onAbort = () => letGo({ text: "" });
     const onData = (c: Buffer) => {
       clearTimeout(timer);
       chunks.push(c);
@@ -85,8 +64,42 @@ export async function pipedStdin(firstByteMs = STDIN_FIRST_BYTE_MS): Promise<{ t
       off();
       reject(err);
     };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort);
     stdin.on("data", onData).on("end", onEnd).on("error", onError);
   });
+}
+
+/**
+ * How long `-p "prompt"` waits for the first byte of a piped stdin before going on without it
+ * (ms): Claude Code waits 3 s too. A pipe nobody writes to and nobody closes (a script's inherited
+ * stdin, a CI runner's) must not hang the run.
+ */
+export const STDIN_FIRST_BYTE_MS = 3000;
+
+/** What `-p` says when it went on without a silent stdin pipe: the wait, and how to skip it. */
+export const STDIN_SILENT_NOTICE = `stdin: nothing arrived within ${STDIN_FIRST_BYTE_MS / 1000} s, going on without it (redirect it, < /dev/null, to skip the wait)`;
+
+/**
+ * What stdin holds for `-p "prompt"` (text appended to the prompt), by what fd 0 is: a regular
+ * file (`< log.txt`) is read whole; a pipe or socket (`cat log.txt | larik -p …`) is read to its
+ * end once its first byte (or its end) has come within `firstByteMs`, else `{ timedOut: true }`
+ * and stdin is let go; anything else (a terminal, `< /dev/null`, a closed fd) is not read.
+ * `fstat`, not `process.stdin`, decides: building that stream costs a run that never reads it.
+ * `signal` (a stop signal, the reader of the output gone) ends the wait with nothing read.
+ */
+export async function pipedStdin(firstByteMs = STDIN_FIRST_BYTE_MS, signal?: AbortSignal): Promise<{ text: string; timedOut?: boolean }> {
+  const fs = process.getBuiltinModule("node:fs");
+  let st: import("node:fs").Stats;
+  try {
+    st = fs.fstatSync(0);
+  } catch {
+    return { text: "" };
+  }
+  const until = signal ?? new AbortController().signal;
+  if (st.isFile()) return readStdin(until);
+  if (!st.isFIFO() && !st.isSocket()) return { text: "" };
+  return readStdin(until, firstByteMs);
 }
 
 /**
@@ -126,88 +139,90 @@ function lazyStdio(): { out: PipeWriter; err: PipeWriter } {
  * Runs `larik -p`; resolves to the exit status. When the reader of stdout or stderr goes away,
  * the turn ends as a stop signal would end it (cancelled, every tool_use answered, the session
  * written and closed) and the status is 141, what the shell reports for a command killed by
- * SIGPIPE. Nothing is printed about it: the reader left on purpose, as `head` does.
+ * SIGPIPE. Nothing is printed about it: the reader left on purpose, as `head` does. A stop signal
+ * that comes before the turn (while stdin is read or the session opens) ends the run there, with
+ * the same notice and status as one during the turn. With `--output json` the first line is an
+ * `init` event (the session's id, model, cwd and mode), printed once the session is open.
  */
 export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): Promise<number> {
-  const format = (args.values.output as string | undefined) ?? "text";
-  if (format !== "text" && format !== "json") throw new ConfigError(`--output ${format}: use text or json`);
+  const format = outputFormat(args.values.output as string | undefined);
   const timeoutMs = typeof args.values.timeout === "string" ? parseDuration(args.values.timeout) : 0;
-  let prompt = args.positionals.join(" ");
-  // said once the printer exists
-  let stdinNotice: string | undefined;
-  if (!prompt.trim() && !process.stdin.isTTY) prompt = await readStdin();
-  else if (prompt.trim()) {
-    // `cat log.txt | larik -p "explain this"`: the argument, a blank line, then what was piped
-    const piped = await pipedStdin();
-    if (piped.timedOut) stdinNotice = `stdin: nothing arrived within ${STDIN_FIRST_BYTE_MS / 1000} s, going on without it (redirect it, < /dev/null, to skip the wait)`;
-    else if (piped.text.trim()) prompt = `${prompt}\n\n${piped.text.replace(/\s+$/, "")}`;
-  }
-  if (!prompt.trim()) throw new ConfigError('-p needs a prompt: larik -p "fix the failing test", or pipe one: echo "..." | larik -p');
-  // `/name` not registered: a near miss of a command is a typo, refused before a session is made
-  const unknown = unknownCommand(host, prompt);
-  if (unknown !== undefined && nearestCommand(host.commands, unknown)) throw unknownCommandError(host, unknown);
-  const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err, (name, input) => toolInputSummary(host.tools.get(name), input));
   let agent: Agent | undefined;
+  // set by a stop signal or the reader going away: what has not started yet does not start
+  const stop = new AbortController();
+  // trapped first: a signal while stdin is read or the session opens is no different for the user
+  // ctrl+c is the user's; a kill or a closed terminal is named, as --timeout is, in the session
+  // and in what the model reads next (`[interrupted: stopped by SIGTERM]`)
+  const signals = trapStopSignals((signal) => {
+    stop.abort();
+    agent?.cancel(signal === "SIGINT" ? undefined : stopSignalReason(signal));
+  });
+  const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err, (name, input) => toolInputSummary(host.tools.get(name), input));
   let readerGone = false;
   const onReaderGone = () => {
     readerGone = true;
+    stop.abort();
     agent?.cancel("interrupted: the reader of the output went away");
   };
   io.out.onGone(onReaderGone);
   io.err.onGone(onReaderGone);
-  for (const n of host.notices) printer.notice(n);
-  if (stdinNotice) printer.notice(stdinNotice);
-  // a turn nobody can watch is not started (a C program would have died at that write)
-  if (readerGone) return SIGPIPE_STATUS;
-
-  // a registered command may need no model (`/cost`, `/help`): it runs without one, and the
-  // model's problem (none configured, no key) is raised only when a prompt is to go to it
-  const line = parseCommandLine(prompt);
-  const modelOptional = line !== undefined && host.commands.get(line.name) !== undefined;
-  agent = await host.openAgent({ ...agentOptionsFromArgs(args), modelOptional });
   let failed = false;
   let timedOut = false;
-  // ctrl+c is the user's; a kill or a closed terminal is named, as --timeout is, in the session
-  // and in what the model reads next (`[interrupted: stopped by SIGTERM]`)
-  const signals = trapStopSignals((signal) => agent.cancel(signal === "SIGINT" ? undefined : stopSignalReason(signal)));
-  // the session and the model read why the turn stopped: not every stop is the user's
-  const timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent.cancel(`interrupted: --timeout ${String(args.values.timeout)} reached`)), timeoutMs) : undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let unwatch: (() => void) | undefined;
   // the turn's `done` is printed last, after what is said about why it stopped (a signal, the
   // timeout): a reader of --output json stops at `done` (LARIK-REFERENCE §22)
   let done: AgentEvent | undefined;
   try {
-    if (unknown !== undefined) {
-      // Some commands come with the context: an MCP server's prompts are registered once it has
-      // connected, which building the context waits for (as the turn would).
-      await agent.context();
-      if (!host.commands.get(unknown)) throw unknownCommandError(host, unknown);
-    }
-    const expanded = await expandCommand(host, agent, prompt, printer);
-    const text = expanded?.prompt;
-    if (text !== undefined && agent.modelError) throw agent.modelError;
-    // a command that made no prompt ran no turn; a reader of --output json still gets its end
-    // (a session kept in memory, as when no model could be opened, has no id to resume)
-    if (text === undefined) done = { type: "done", stop_reason: "end_turn", ...(agent.modelError ? {} : { session_id: agent.session.id }) };
-    else if (!readerGone) {
-      // `@path` mentions attach files (LARIK-REFERENCE §2, §22), after a command has made its
-      // prompt: a skill's text may mention files too
-      let turn: string | Block[] = text;
-      // a command's data (a review's diff) is sent as it is: its `@` tokens attach nothing
-      if (expanded?.mentions !== false && hasMentions(text)) {
-        const x = await expandMentions(text, agent);
-        for (const n of x.notices) printer.notice(n);
-        if (x.blocks.length > 1) turn = x.blocks;
-      }
-      for await (const ev of agent.run(turn)) {
-        if (ev.type === "permission_request") {
-          const reason = denialReason(ev.suggested_rule, modesThatAllow(agent.checker, host.tools.get(ev.tool_name), ev.input));
-          agent.respond(ev.request_id, { allow: false, reason, automatic: true });
-          printer.denied(ev, reason);
-          continue;
+    let prompt = args.positionals.join(" ");
+    const fromArgs = prompt.trim() !== "";
+    if (!fromArgs && !process.stdin.isTTY) prompt = (await readStdin(stop.signal)).text;
+    if (!stop.signal.aborted) {
+      if (!prompt.trim()) throw new ConfigError('-p needs a prompt: larik -p "fix the failing test", or pipe one: echo "..." | larik -p');
+      // `/name` not registered: a near miss of a command is a typo, refused before a session is made
+      const unknown = unknownCommand(host, prompt);
+      if (unknown !== undefined && nearestCommand(host.commands, unknown)) throw unknownCommandError(host, unknown);
+      const line = parseCommandLine(prompt);
+      const command = line !== undefined && (unknown !== undefined || host.commands.get(line.name) !== undefined);
+      // Piped stdin joins the prompt that goes to the model (`cat log.txt | larik -p "explain
+      // this"`: the argument, a blank line, then what was piped), never a command's arguments: a
+      // command's is read only once it has returned a prompt, and one that returns none (`/cost`)
+      // leaves stdin unread, as `ls` does, with no wait on a silent pipe.
+      const piped = async (): Promise<string | undefined> => {
+        if (!fromArgs) return undefined; // stdin was the prompt
+        const r = await pipedStdin(STDIN_FIRST_BYTE_MS, stop.signal);
+        if (r.timedOut) printer.notice(STDIN_SILENT_NOTICE);
+        return r.text.trim() ? r.text.replace(/\s+$/, "") : undefined;
+      };
+      // the host's notices come first in text; with --output json, after init, the first line
+      const notices = [...host.notices];
+      const showNotices = () => {
+        for (const n of notices.splice(0)) printer.notice(n);
+      };
+      if (format === "text") showNotices();
+      // a turn nobody can watch is not started (a C program would have died at that write)
+      if (!stop.signal.aborted) {
+        // a registered command may need no model (`/cost`, `/help`): it runs without one, and the
+        // model's problem (none configured, no key) is raised only when a prompt is to go to it
+        const modelOptional = line !== undefined && host.commands.get(line.name) !== undefined;
+        try {
+          agent = await host.openAgent({ ...agentOptionsFromArgs(args), modelOptional });
+        } finally {
+          if (!agent) showNotices(); // a notice may say why it failed
         }
-        if (ev.type === "error") failed = true;
-        if (ev.type === "done" && !ev.agent) done = ev;
-        else printer.event(ev);
+        // a script learns the session at once, not only from `done`, which a killed run never
+        // prints; before stdin is waited for
+        if (format === "json") printer.event(initEvent(host, agent));
+        showNotices();
+        // a reader that leaves while the model is silent is noticed now, not at the next write
+        // (a socket says so; a pipe's writer learns it only by writing, as with any program)
+        unwatch = stdoutIsSocket() ? io.out.watchReader() : undefined;
+        if (!command) {
+          const extra = await piped();
+          if (extra) prompt = `${prompt}\n\n${extra}`;
+        }
+        timer = timeoutMs > 0 ? setTimeout(() => ((timedOut = true), agent!.cancel(`interrupted: --timeout ${String(args.values.timeout)} reached`)), timeoutMs) : undefined;
+        if (!stop.signal.aborted) done = await runPrompt(host, agent, prompt, { printer, unknown, command, piped, stop: stop.signal, onError: () => (failed = true) });
       }
     }
     if (signals.signal) printer.notice(`stopped by ${signals.signal}`);
@@ -215,16 +230,105 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
       failed = true;
       printer.event({ type: "error", text: `stopped: --timeout ${String(args.values.timeout)} reached` } as AgentEvent);
     }
+    // a reader of --output json stops at `done`, also when the run stopped before its turn
+    done ??= signals.signal ? { type: "done", stop_reason: "interrupted", ...sessionId(agent) } : undefined;
     if (done) printer.event(done);
   } finally {
     if (timer) clearTimeout(timer);
+    unwatch?.();
     signals.dispose();
     printer.end();
-    await agent.close("exit");
+    await agent?.close("exit");
   }
   // output still queued in the pipe may yet find its reader gone
   await Promise.all([io.out.flush(), io.err.flush()]);
   return signals.exitStatus(readerGone ? SIGPIPE_STATUS : failed ? 1 : 0);
+}
+
+/** `{ session_id }` of a stored session; a session kept in memory (no model could be opened) has no id to resume. */
+function sessionId(agent: Agent | undefined): { session_id?: string } {
+  return agent && !agent.modelError ? { session_id: agent.session.id } : {};
+}
+
+/**
+ * The first line of `--output json` (Claude Code's stream-json starts with its `system`/`init`):
+ * the session to `--resume`, absent when none is stored; the model as `provider/model`, absent
+ * when none could be opened; the working directory; the permission mode.
+ */
+function initEvent(host: Host, agent: Agent): AgentEvent {
+  const model = agent.modelError ? undefined : `${agent.providerName}/${agent.model}`;
+  return { type: "init", ...sessionId(agent), ...(model ? { model } : {}), cwd: host.cwd, mode: agent.checker.mode };
+}
+
+/** Whether fd 1 is a socket (a parent such as Node's child_process gives one), which {@link PipeWriter.watchReader} can watch. */
+function stdoutIsSocket(): boolean {
+  try {
+    return process.getBuiltinModule("node:fs").fstatSync(1).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs the prompt: its command, if it is one, then the turn its text makes, rendering events and
+ * denying permission requests. Resolves to the `done` to print last: the turn's, or one for a
+ * command that made no prompt; undefined when nothing ran (`stop` aborted first).
+ */
+async function runPrompt(
+  host: Host,
+  agent: Agent,
+  prompt: string,
+  o: {
+    printer: Printer;
+    /** A `/name` no command had when the run began (an MCP prompt registers later). */
+    unknown: string | undefined;
+    command: boolean;
+    /** Piped stdin to append to a command's prompt, read on demand. */
+    piped: () => Promise<string | undefined>;
+    stop: AbortSignal;
+    onError: () => void;
+  },
+): Promise<AgentEvent | undefined> {
+  const { printer } = o;
+  if (o.unknown !== undefined) {
+    // Some commands come with the context: an MCP server's prompts are registered once it has
+    // connected, which building the context waits for (as the turn would).
+    await agent.context();
+    if (!host.commands.get(o.unknown)) throw unknownCommandError(host, o.unknown);
+  }
+  const expanded = await expandCommand(host, agent, prompt, printer);
+  let text = expanded?.prompt;
+  // a command that made no prompt ran no turn; a reader of --output json still gets its end
+  if (text === undefined) return { type: "done", stop_reason: "end_turn", ...sessionId(agent) };
+  if (agent.modelError) throw agent.modelError;
+  if (o.command) {
+    const extra = await o.piped();
+    if (extra) text = `${text}\n\n${extra}`;
+  }
+  if (o.stop.aborted) return undefined;
+  // `@path` mentions attach files (LARIK-REFERENCE §2, §22), after a command has made its
+  // prompt: a skill's text may mention files too
+  let turn: string | Block[] = text;
+  // a command's data (a review's diff) is sent as it is: its `@` tokens attach nothing
+  if (expanded?.mentions !== false && hasMentions(text)) {
+    const x = await expandMentions(text, agent);
+    for (const n of x.notices) printer.notice(n);
+    if (x.blocks.length > 1) turn = x.blocks;
+  }
+  if (o.stop.aborted) return undefined;
+  let done: AgentEvent | undefined;
+  for await (const ev of agent.run(turn)) {
+    if (ev.type === "permission_request") {
+      const reason = denialReason(ev.suggested_rule, modesThatAllow(agent.checker, host.tools.get(ev.tool_name), ev.input));
+      agent.respond(ev.request_id, { allow: false, reason, automatic: true });
+      printer.denied(ev, reason);
+      continue;
+    }
+    if (ev.type === "error") o.onError();
+    if (ev.type === "done" && !ev.agent) done = ev;
+    else printer.event(ev);
+  }
+  return done;
 }
 
 /**
