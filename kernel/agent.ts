@@ -15,11 +15,15 @@ import { PermissionChecker, type PermissionMode, PERMISSION_MODES } from "./perm
 import {
   addUsage,
   emptyUsage,
+  MessageSchema,
   ProviderError,
+  UsageSchema,
   type Block,
   type Effort,
   type Message,
+  type ModelStopReason,
   type Provider,
+  type StreamEvent,
   type ToolResultBlock,
   type ToolUseBlock,
   type Usage,
@@ -29,7 +33,7 @@ import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type Sessio
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel } from "./fallback.js";
 import { nearestName } from "./kit/nearest-name.js";
-import { ConfigError, errorText } from "./kit/one-line.js";
+import { ConfigError, errorText, noticeText } from "./kit/one-line.js";
 import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, undoNote, type CheckpointStore } from "./checkpoint.js";
 import { capOutput, toSafeText } from "./kit/output.js";
 import { buildSystemPrompt } from "./prompt.js";
@@ -464,7 +468,8 @@ export class Agent {
   #emit(ch: Channel<AgentEvent>, e: AgentEvent): void {
     if (this.label && !e.agent) e = { ...e, agent: this.label };
     const parsed = AgentEventSchema.safeParse(e);
-    if (!parsed.success) throw new Error(`kernel bug: invalid ${e.type} event: ${parsed.error.message}`);
+    // zod's message is a JSON dump over many lines, and only the first line of an error is shown
+    if (!parsed.success) throw new Error(`kernel bug: invalid ${e.type} event: ${issuesLine(parsed.error.issues)}`);
     this.#callEventTaps(e, ch);
     ch.push(e);
   }
@@ -498,7 +503,7 @@ export class Agent {
   }
 
   async #turn(prompt: string | Block[], signal: AbortSignal, emit: (e: AgentEvent) => void): Promise<StopReason> {
-    const say = (text: string) => emit({ type: "notice", text });
+    const say = (text: string) => emit({ type: "notice", text: noticeText(text) });
     this.#flushHostNotices(emit);
     const { tools } = await this.context();
     this.#flushHostNotices(emit);
@@ -680,8 +685,10 @@ export class Agent {
           firstOutput ??= Date.now();
           emit({ type: "tool_call_streaming", tool_id: ev.id, tool_name: ev.name });
         } else if (ev.type === "notice") {
+          if (typeof ev.text !== "string") throw this.#providerBug(`a notice whose text is not a string (${typeof ev.text})`);
           emit({ type: "notice", text: ev.text });
         } else if (ev.type === "done") {
+          this.#checkDone(ev);
           const thinkingMs = (firstOutput ?? Date.now()) - started;
           const message: Message = {
             ...ev.message,
@@ -722,6 +729,30 @@ export class Agent {
       emit({ type: "error", text: errorText(err) });
       return { kind: "error" };
     }
+  }
+
+  /**
+   * Checks a provider's `done` before anything of it is stored: a plugin's provider that assembles
+   * a bad message (a text block without text, no usage) would otherwise be written to the
+   * transcript, then fail as an invalid event that blames the kernel, or as a TypeError.
+   * @throws Error naming the provider and the plugin that registered it, and the bad fields.
+   */
+  #checkDone(ev: Extract<StreamEvent, { type: "done" }>): void {
+    const problems: string[] = [];
+    const message = MessageSchema.safeParse(ev.message);
+    if (!message.success) problems.push(issuesLine(message.error.issues, "message"));
+    else if (ev.message.role !== "assistant") problems.push(`message.role: expected "assistant", got "${ev.message.role}"`);
+    const usage = UsageSchema.safeParse(ev.usage);
+    if (!usage.success) problems.push(issuesLine(usage.error.issues, "usage"));
+    if (!MODEL_STOP_REASONS.has(ev.stop_reason)) problems.push(`stop_reason: expected one of ${[...MODEL_STOP_REASONS].join(", ")}, got ${JSON.stringify(ev.stop_reason)}`);
+    if (problems.length) throw this.#providerBug(`a final message that breaks the Provider contract: ${problems.join("; ")}`);
+  }
+
+  /** An error for a provider that broke the stream contract, naming it and the plugin that registered it. */
+  #providerBug(what: string): Error {
+    const owner = this.host.providers.ownerOf(this.providerName);
+    const who = owner && owner !== this.providerName ? `provider "${this.providerName}" (plugin "${owner}")` : `provider "${this.providerName}"`;
+    return new Error(`${who} sent ${what}`);
   }
 
   #usageInfo(turn: Usage, answeredBy: string, requestMs: number, ttft?: number): UsageInfo {
@@ -849,7 +880,7 @@ export class Agent {
     let parsed = parseToolArguments(tool.input, use.input);
     if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
     let input = parsed.data;
-    const info: ToolCallInfo = { agent: this, tool, tool_use_id: use.id, input, halt: onHalt, notice: (text) => emit({ type: "notice", text }) };
+    const info: ToolCallInfo = { agent: this, tool, tool_use_id: use.id, input, halt: onHalt, notice: (text) => emit({ type: "notice", text: noticeText(text) }) };
     let hook: { decision: "allow" | "deny" | "ask"; reason?: string } | undefined;
     try {
       const d = await this.host.hooks.preToolUse.promise(info);
@@ -949,7 +980,7 @@ export class Agent {
       files: this.files,
       checkpoint: (p) => this.checkpoints.capture(p),
       sandbox: this.host.sandbox,
-      notice: (text) => emit({ type: "notice", text }),
+      notice: (text) => emit({ type: "notice", text: noticeText(text) }),
       sidecarDir: async () => {
         const dir = sidecarDirOf(this.host.env, this.session.id);
         await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -1051,7 +1082,7 @@ export class Agent {
       clearTimeout(timer);
     }
     try {
-      await this.host.hooks.sessionEnd.promise({ agent: this, reason, notice: (text) => this.host.notices.push(text) });
+      await this.host.hooks.sessionEnd.promise({ agent: this, reason, notice: (text) => this.host.notices.push(noticeText(text)) });
     } catch {
       // a failing SessionEnd hook must not keep the session open
     }
@@ -1188,3 +1219,16 @@ function truncate(s: string, n: number): string {
 
 /** `event` tap failures already reported, by host: `plugin\0hook` keys (see `#callEventTaps`). */
 const reportedTapErrors = new WeakMap<Host, Set<string>>();
+
+/** The stop reasons a provider's `done` may carry ({@link ModelStopReason}). */
+const MODEL_STOP_REASONS: ReadonlySet<string> = new Set<ModelStopReason>(["end_turn", "tool_use", "max_tokens", "refusal", "pause_turn", "error"]);
+
+/** zod issues as one line (`message.blocks.0.text: expected string, received undefined`), under `prefix`. */
+function issuesLine(issues: readonly { path: PropertyKey[]; message: string }[], prefix?: string): string {
+  return issues
+    .map((i) => {
+      const path = [...(prefix ? [prefix] : []), ...i.path.map(String)].join(".");
+      return path ? `${path}: ${i.message}` : i.message;
+    })
+    .join("; ");
+}

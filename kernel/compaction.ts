@@ -10,7 +10,7 @@
  */
 import type { Agent } from "./agent.js";
 import type { AgentEvent, UsageInfo } from "./events.js";
-import { errorText } from "./kit/one-line.js";
+import { errorText, noticeText } from "./kit/one-line.js";
 import { pushMerged, repairToolResults } from "./session.js";
 import { toolSpec, type AnyTool } from "./tools.js";
 import type { Message, ToolSpec, Usage } from "./types.js";
@@ -179,7 +179,7 @@ export async function compactOrReport(trigger: CompactResult["trigger"], run: Co
  */
 export async function compactContext(trigger: CompactResult["trigger"], run: CompactionRun, midTurn: boolean): Promise<CompactResult> {
   const { agent, tools, signal, emit } = run;
-  await agent.host.hooks.preCompact.promise({ agent, trigger, notice: (text) => emit({ type: "notice", text }) });
+  await agent.host.hooks.preCompact.promise({ agent, trigger, notice: (text) => emit({ type: "notice", text: noticeText(text) }) });
   const { system } = await agent.context();
   const specs = tools.map(toolSpec);
   const before = agent.lastContextTokens || estimateRequest(system, specs, agent.messages);

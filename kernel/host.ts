@@ -16,6 +16,7 @@ import { unmatchableRules } from "./permission.js";
 import { selectSandbox } from "./sandbox.js";
 import { isPlugin } from "./plugin.js";
 import { nearestName } from "./kit/nearest-name.js";
+import { noticeTextProblem } from "./kit/one-line.js";
 
 /** What {@link Host.create} takes. */
 export interface HostOptions {
@@ -191,7 +192,9 @@ export class Host {
       settings: this.settings,
       cwd: this.cwd,
       host: this,
-      notice: (text) => this.notices.push(text),
+      // a notice that is not text is shown as this plugin's mistake, not raised: host notices are
+      // also sent later as events, where it would fail a turn that names no one
+      notice: (text) => this.notices.push(typeof text === "string" ? text : `plugin "${plugin.name}": ${noticeTextProblem(text)}`),
       onDispose: (fn) => loaded.onDispose.push(fn),
     };
     try {

@@ -504,7 +504,108 @@ describe("the event contract", () => {
     expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
     const result = agent.messages.at(-2)!.blocks[0] as { content: string; is_error?: boolean };
     expect(result.is_error).toBe(true);
-    expect(result.content).toMatch(/^blocked: plugin "sloppy" failed in hook "preToolUse": .*invalid notice event/);
+    // the mistake is the plugin's, said where it made it: not an "invalid notice event" of the kernel's
+    expect(result.content).toBe('blocked: plugin "sloppy" failed in hook "preToolUse": notice(text) takes a string, got number 42');
+  });
+
+  it("a tool whose notice is not text fails that call, naming the tool and what it passed; the turn goes on", async () => {
+    const noisy = definePlugin({
+      name: "noisy",
+      setup(ctx) {
+        ctx.tools.register(
+          defineTool({
+            name: "noisy",
+            description: "notices an object",
+            input: z.object({}),
+            kind: "read",
+            async run(_input, tool) {
+              tool.notice({ status: "half done" } as unknown as string);
+              return { content: "never returned" };
+            },
+          }),
+        );
+      },
+    });
+    const { agent } = await setup([{ blocks: [call("t1", "noisy", {})] }, { blocks: [text("ok")] }], { plugins: [noisy] });
+    const events = await drain(agent.run("go"));
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    expect(events.find((e) => e.type === "tool_end")).toMatchObject({
+      is_error: true,
+      output: "noisy failed: notice(text) takes a string, got an object: pass one line of text",
+    });
+  });
+
+  it("a plugin's ctx.notice that is not text is shown naming the plugin, and a turn that flushes it goes on", async () => {
+    let late: ((text: string) => void) | undefined;
+    const careless = definePlugin({
+      name: "careless",
+      setup(ctx) {
+        ctx.notice(undefined as unknown as string);
+        late = ctx.notice;
+      },
+    });
+    const { host, agent } = await setup([{ blocks: [text("ok")] }], { plugins: [careless] });
+    expect(host.notices).toContain('plugin "careless": notice(text) takes a string, got undefined');
+    // a notice made after the agent opened reaches the turn as an event
+    late!(new Error("disk full\n    at x") as unknown as string);
+    const events = await drain(agent.run("go"));
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    expect(events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toContain(
+      'plugin "careless": notice(text) takes a string, got an Error ("disk full"): pass its message',
+    );
+  });
+});
+
+describe("a provider plugin that breaks the stream contract", () => {
+  /** A plugin registering provider "bad" whose stream yields `events` (then nothing). */
+  function badProvider(events: unknown[]): Plugin {
+    return definePlugin({
+      name: "bad-provider-plugin",
+      setup(ctx) {
+        ctx.providers.register({
+          name: "bad",
+          keyEnv: [],
+          models: [{ provider: "bad", id: "m" }],
+          create: () => ({
+            name: "bad",
+            async *stream() {
+              for (const e of events) yield e as StreamEvent;
+            },
+          }),
+        });
+      },
+    });
+  }
+
+  async function runBad(events: unknown[]) {
+    const host = await Host.create({ plugins: [tools, badProvider(events)], cwd: tmp(), settings: {} });
+    const agent = await host.openAgent({ model: "bad/m", mode: "yolo" });
+    const out = await drain(agent.run("go"));
+    return { agent, events: out };
+  }
+  const usage = { input: 1, output: 1, cache_read: 0, cache_write: 0 };
+
+  it("a final message with a bad block is an error naming the provider and its plugin, and is not stored", async () => {
+    const { agent, events } = await runBad([
+      { type: "done", message: { role: "assistant", blocks: [{ type: "text" }] }, usage, stop_reason: "end_turn" },
+    ]);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "error" });
+    expect(events.find((e) => e.type === "error")).toMatchObject({
+      text: 'provider "bad" (plugin "bad-provider-plugin") sent a final message that breaks the Provider contract: message.blocks.0.text: Invalid input: expected string, received undefined',
+    });
+    expect(agent.messages.filter((m) => m.role === "assistant")).toEqual([]);
+  });
+
+  it("a final message without usage or with an unknown stop reason is named the same way", async () => {
+    const { events } = await runBad([{ type: "done", message: { role: "assistant", blocks: [{ type: "text", text: "hi" }] }, stop_reason: "finished" }]);
+    const error = events.find((e) => e.type === "error") as { text: string };
+    expect(error.text).toMatch(/^provider "bad" \(plugin "bad-provider-plugin"\) sent a final message that breaks the Provider contract: usage: .*; stop_reason: expected one of end_turn, .*, got "finished"$/);
+  });
+
+  it("a notice without text is an error naming the provider, and the text streamed before it is kept", async () => {
+    const { agent, events } = await runBad([{ type: "text_delta", text: "partial answer" }, { type: "notice", message: "slow" }]);
+    expect(events.find((e) => e.type === "error")).toMatchObject({ text: 'provider "bad" (plugin "bad-provider-plugin") sent a notice whose text is not a string (undefined)' });
+    expect(JSON.stringify(agent.messages.at(-1))).toContain("partial answer");
   });
 });
 

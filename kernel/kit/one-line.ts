@@ -51,3 +51,28 @@ export function oneLine(err: unknown, file?: string): string {
   const col = Number(column) + 1;
   return `${first} at ${path === file ? `line ${line}, column ${col}` : `${path}:${line}:${col}`}`;
 }
+
+/**
+ * The text of a plugin's `notice(text)` in a hook payload or a tool's `ToolContext`, checked
+ * where the plugin called it: a notice event carries one string, and anything else would only
+ * fail later, as an invalid event that blames the kernel. Thrown here, the mistake is reported as
+ * the caller's (a hook tap's `PluginError` names the plugin and hook, a failed tool call the tool).
+ * @throws TypeError when `text` is not a string, saying what was passed.
+ */
+export function noticeText(text: unknown): string {
+  if (typeof text === "string") return text;
+  throw new TypeError(noticeTextProblem(text));
+}
+
+/** What is wrong with a `notice(text)` argument that is not a string, as one line. */
+export function noticeTextProblem(text: unknown): string {
+  const got =
+    text instanceof Error
+      ? `an Error (${JSON.stringify(text.message.split("\n")[0])}): pass its message`
+      : text === null || text === undefined
+        ? String(text)
+        : typeof text === "object"
+          ? `${Array.isArray(text) ? "an array" : "an object"}: pass one line of text`
+          : `${typeof text} ${String(text).slice(0, 40)}`;
+  return `notice(text) takes a string, got ${got}`;
+}
