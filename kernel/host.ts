@@ -71,6 +71,8 @@ export class Host {
   readonly failed: { name: string; error: Error }[] = [];
   readonly #loaded = new Map<string, Loaded>();
   readonly #agents = new Set<Agent>();
+  /** While {@link Host.create} loads its list: why a required name is not loaded yet. */
+  #whyMissing?: (name: string) => string;
 
   private constructor(opts: HostOptions) {
     this.cwd = canonicalDir(opts.cwd ?? process.cwd());
@@ -91,6 +93,15 @@ export class Host {
     const from = (i: number) => (opts.sources?.[i] ? ` from ${opts.sources[i]}` : ` (plugins[${i}])`);
     /** Name → index of the first entry of that name: it keeps the name even when it is disabled or fails. */
     const first = new Map<string, number>();
+    const listed = opts.plugins.filter(isPlugin).map((p) => p.name);
+    // "not loaded" alone sends the user looking for a plugin that is there, one place too late
+    host.#whyMissing = (name) => {
+      if (disabled.has(name)) return `which is disabled (remove "${name}" from disable)`;
+      if (host.failed.some((f) => f.name === name)) return "which failed to load (see its notice)";
+      if (listed.includes(name)) return `which comes after it in the plugin list: list "${name}" before it`;
+      const near = nearestName(name, listed);
+      return `which is not in the plugin list${near ? ` (did you mean "${near}"?)` : ""}`;
+    };
     for (const [i, plugin] of opts.plugins.entries()) {
       if (!isPlugin(plugin)) {
         const err = new Error(`got ${describeValue(plugin)}; a plugin is definePlugin({ name, setup })`);
@@ -112,6 +123,7 @@ export class Host {
       if (disabled.has(plugin.name)) continue;
       await host.load(plugin);
     }
+    host.#whyMissing = undefined;
     for (const name of disabled) {
       if (first.has(name)) continue;
       const near = nearestName(name, [...first.keys()]);
@@ -165,7 +177,8 @@ export class Host {
     if (this.#loaded.has(plugin.name)) await this.unload(plugin.name);
     const missing = (plugin.requires ?? []).filter((r) => !this.#loaded.has(r));
     if (missing.length) {
-      const err = new PluginError(plugin.name, "setup", new Error(`requires ${missing.join(", ")}, which is not loaded`));
+      const why = missing.map((r) => `requires "${r}", ${this.#whyMissing?.(r) ?? "which is not loaded"}`).join("; ");
+      const err = new PluginError(plugin.name, "setup", new Error(why));
       this.failed.push({ name: plugin.name, error: err });
       this.notices.push(`${err.message}; started without it`);
       return false;

@@ -46,7 +46,12 @@ export interface Plugin {
   name: string;
   /** One line on what it contributes; `larik --version` shows it. */
   description?: string;
-  /** Names of plugins that must be loaded before this one. */
+  /**
+   * Names of plugins that must be loaded before this one (earlier in the list, not disabled, set
+   * up without error). When one is not, this plugin is skipped with a notice that says why
+   * (`requires "b", which comes after it in the plugin list: …`). The host does not reorder the
+   * list, and unloading a required plugin later leaves this one loaded.
+   */
   requires?: string[];
   setup(ctx: PluginContext): void | Promise<void>;
 }

@@ -208,4 +208,24 @@ describe("Host.create (embedding)", () => {
     ]);
     await host.dispose();
   });
+
+  it("says why a required plugin is not loaded: listed later, disabled, failed, or absent", async () => {
+    const needs = (name: string, ...requires: string[]) => definePlugin({ name, requires, setup() {} });
+    const broken = definePlugin({ name: "broken", setup() { throw new Error("no config"); } });
+    const host = await Host.create({
+      plugins: [needs("early", "base"), needs("base"), broken, needs("on-off", "off"), needs("off"), needs("on-broken", "broken"), needs("typo", "bsae")],
+      disable: ["off"],
+      cwd: base,
+      env,
+    });
+    expect(host.plugins).toEqual(["base"]);
+    expect(host.notices).toEqual([
+      'plugin "early" failed in setup: requires "base", which comes after it in the plugin list: list "base" before it; started without it',
+      'plugin "broken" failed in setup: no config; started without it',
+      'plugin "on-off" failed in setup: requires "off", which is disabled (remove "off" from disable); started without it',
+      'plugin "on-broken" failed in setup: requires "broken", which failed to load (see its notice); started without it',
+      'plugin "typo" failed in setup: requires "bsae", which is not in the plugin list (did you mean "base"?); started without it',
+    ]);
+    await host.dispose();
+  });
 });
