@@ -120,7 +120,10 @@ export function createHooks() {
     stop: new AsyncSeriesBailHook<[StopInfo], StopDecision | undefined>(["info"], "stop"),
     subagentStop: new AsyncSeriesBailHook<[StopInfo], StopDecision | undefined>(["info"], "subagentStop"),
     preCompact: new AsyncSeriesHook<[CompactInfo]>(["info"], "preCompact"),
-    /** Every event, synchronously (trace, server bus). Must not throw or block. */
+    /**
+     * Every event, synchronously (trace, server bus). Must not throw or block. The event is
+     * frozen (shallowly): a tap observes it, and an assignment to it throws in the tap.
+     */
     event: new SyncHook<[AgentEvent, Agent]>(["event", "agent"], "event"),
   };
 }

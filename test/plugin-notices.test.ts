@@ -157,6 +157,24 @@ describe("an event tap that throws", () => {
     expect(types.length).toBeGreaterThan(2);
     expect(types.at(-1)).toBe("done");
   }, 20_000);
+
+  it("cannot change the events the front end gets: an assignment fails in the tap, which is named", async () => {
+    personalConfig(
+      [
+        "export default { plugins: [",
+        '  { name: "rewriter", setup(ctx) { ctx.hooks.event.tap((e) => { e.text = 5; }); } },',
+        "] };",
+        "",
+      ].join("\n"),
+    );
+    server.push({ text: "the answer" });
+    const r = await larik(["-p", "--output", "json", "--model", "openai-compatible/m", "hi"], { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" });
+    expect(r.code).toBe(0);
+    const events = lines(r.stdout).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(events.filter((e) => "text" in e && typeof e.text !== "string")).toEqual([]);
+    expect(events.find((e) => e.type === "notice")?.text).toMatch(/^plugin "rewriter" failed in hook "event": Cannot assign to read only property 'text'.*; further errors from it are not shown$/);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+  }, 20_000);
 });
 
 describe("Host.create (embedding)", () => {
