@@ -11,6 +11,7 @@ import type { AnyTool, ToolResult } from "./tools.js";
 import type { Agent } from "./agent.js";
 import type { Disposer } from "./registry.js";
 import { oneLine } from "./kit/one-line.js";
+import { nearestName } from "./kit/nearest-name.js";
 
 /**
  * An error raised inside a plugin, labelled with the plugin and the hook (or `setup`). Its
@@ -238,5 +239,21 @@ class HookFacades {
  * made through it (the host undoes them when the plugin unloads).
  */
 export function pluginHooks(hooks: Hooks, plugin: string, track?: (d: Disposer) => void): PluginHooks {
-  return new HookFacades(hooks, plugin, track) as unknown as PluginHooks;
+  const facades = new HookFacades(hooks, plugin, track);
+  // a plain-JavaScript plugin that taps a hook that does not exist (`hooks.preToolCall.tap`)
+  // would fail with "Cannot read properties of undefined (reading 'tap')", naming no hook
+  return new Proxy(facades, {
+    get(target, key) {
+      if (typeof key === "string" && !(key in target) && !NOT_HOOK_NAMES.has(key)) {
+        const names = Object.keys(hooks);
+        const near = nearestName(key, names);
+        throw new TypeError(`ctx.hooks has no hook "${key}"${near ? `: did you mean "${near}"?` : `; the hooks are ${names.join(", ")}`}`);
+      }
+      // the getters read private fields, which a Proxy receiver does not have
+      return Reflect.get(target, key);
+    },
+  }) as unknown as PluginHooks;
 }
+
+/** Names that code probing any object reads (await, JSON, inspectors, test matchers): not taken for a mistyped hook. */
+const NOT_HOOK_NAMES = new Set(["then", "toJSON", "inspect", "asymmetricMatch", "nodeType", "$$typeof", "@@__IMMUTABLE_ITERABLE__@@", "@@__IMMUTABLE_RECORD__@@"]);

@@ -315,6 +315,22 @@ describe("plugin host", () => {
     ]);
   });
 
+  it("a tap of a hook that does not exist skips the plugin at setup naming the hook and the nearest one", async () => {
+    const tapOf = (hook: string) =>
+      definePlugin({
+        name: `taps-${hook}`,
+        setup(ctx) {
+          (ctx.hooks as unknown as Record<string, { tap(fn: () => void): void }>)[hook]!.tap(() => undefined);
+        },
+      });
+    const host = await Host.create({ plugins: [toolsPlugin([]), tapOf("preToolsUse"), tapOf("onMessage"), tapOf("stop")], cwd: tmp(), settings: {} });
+    expect(host.plugins).toContain("taps-stop");
+    expect(host.notices).toEqual([
+      'plugin "taps-preToolsUse" failed in setup: ctx.hooks has no hook "preToolsUse": did you mean "preToolUse"?; started without it',
+      'plugin "taps-onMessage" failed in setup: ctx.hooks has no hook "onMessage"; the hooks are systemPrompt, loadTools, sessionStart, sessionEnd, userPromptSubmit, preToolUse, postToolUse, stop, subagentStop, preCompact, event; started without it',
+    ]);
+  });
+
   it("undoes every registration of a plugin: taps and registry entries", async () => {
     const seen: string[] = [];
     const p = definePlugin({
@@ -343,7 +359,7 @@ describe("plugin host", () => {
           // only the wrapping facades: the host's own hooks are not reachable from a plugin
           for (const k in ctx.hooks) reachable.push(k);
           reachable.push(...Object.getOwnPropertyNames(ctx.hooks));
-          expect((ctx.hooks as unknown as Record<string, unknown>).hooks).toBeUndefined();
+          expect(() => (ctx.hooks as unknown as Record<string, unknown>).hooks).toThrow('ctx.hooks has no hook "hooks"');
           ctx.hooks.userPromptSubmit.tap(() => {
             seen.push(name);
             if (fail) throw new Error(`${name} says no`);
