@@ -18,6 +18,16 @@ function table(rows: [string, string][], indent = "  "): string {
   return rows.map(([a, b]) => (a.length > w ? `${indent}${a}\n${indent}${" ".repeat(w)}  ${b}` : `${indent}${a.padEnd(w)}  ${b}`)).join("\n");
 }
 
+/**
+ * ` (plugin b, replacing a's)` for a name that a later plugin registered again: the newest
+ * registration wins (kernel/registry.ts), and nothing else tells a user that a config plugin's
+ * `read` stands in for the built-in one. Empty for a name registered once.
+ */
+function replaced(registry: { entries(): { value: { name: string }; owner: string }[] }, name: string): string {
+  const owners = registry.entries().filter((e) => e.value.name === name).map((e) => e.owner);
+  return owners.length > 1 ? ` (plugin ${owners.at(-1)}, replacing ${owners.at(-2)}'s)` : "";
+}
+
 /** The help text for a host and the options parsed for this run. */
 export function helpText(host: Host, options: Record<string, CliOption>): string {
   const parts: string[] = [];
@@ -33,10 +43,10 @@ export function helpText(host: Host, options: Record<string, CliOption>): string
     parts.push(`\nlarik ${f.subcommand} flags:\n` + table(Object.entries(f.options).map(([k, o]) => [flag(k, o), o.description])));
   }
   parts.push("\nfront ends:\n" + table(host.frontends.list().map((f) => [f.name, `${f.description} (plugin ${host.frontends.ownerOf(f.name)})`])));
-  parts.push("\nproviders:\n" + table(host.providers.list().map((p) => [p.name, p.keyEnv?.length ? `key: ${p.keyEnv.join(" or ")}` : "no key needed"])));
-  parts.push("\ntools:\n  " + host.tools.list().map((t) => t.name).join(", "));
+  parts.push("\nproviders:\n" + table(host.providers.list().map((p) => [p.name, (p.keyEnv?.length ? `key: ${p.keyEnv.join(" or ")}` : "no key needed") + replaced(host.providers, p.name)])));
+  parts.push("\ntools:\n  " + host.tools.list().map((t) => t.name + replaced(host.tools, t.name)).join(", "));
   const cmds = host.commands.list();
-  if (cmds.length) parts.push("\nslash commands:\n" + table(cmds.map((c) => [`/${c.name}${c.args ? ` ${c.args}` : ""}`, c.description])));
+  if (cmds.length) parts.push("\nslash commands:\n" + table(cmds.map((c) => [`/${c.name}${c.args ? ` ${c.args}` : ""}`, c.description + replaced(host.commands, c.name)])));
   parts.push(`\nplugins: ${host.plugins.join(", ")}`);
   if (host.failed.length) parts.push(`failed plugins: ${host.failed.map((f) => f.name).join(", ")}`);
   // the folders in force ($XDG_CONFIG_HOME, $XDG_DATA_HOME), written with ~ where they are under home

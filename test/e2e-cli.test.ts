@@ -1096,6 +1096,8 @@ describe("larik --version and --help", () => {
         "  setup(ctx) {",
         '    ctx.tools.register({ name: "shout", description: "Upper-cases text", kind: "read", input: z.object({ text: z.string() }), async run() { return { content: "" }; } });',
         '    ctx.commands.register({ name: "standup", description: "Drafts the standup notes", async run() {} });',
+        '    ctx.tools.register({ name: "grep", description: "Our grep", kind: "read", input: z.object({}), async run() { return { content: "" }; } });',
+        '    ctx.commands.register({ name: "cost", description: "Our costs", async run() {} });',
         '    ctx.providers.register({ name: "acme", keyEnv: ["ACME_KEY"], create() { throw new Error("not used here"); } });',
         "  },",
         "});",
@@ -1108,6 +1110,9 @@ describe("larik --version and --help", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('plugin "broken" failed in setup: cannot start; started without it');
     expect(r.stdout).toMatch(/^tools:\n {2}.*\bshout\b/m);
+    // a name registered again replaces the built-in one: help says whose is in force
+    expect(r.stdout).toMatch(/^ {2}.*\bgrep \(plugin extras, replacing core-tools's\), /m);
+    expect(r.stdout).toMatch(/^ {2}\/cost +Our costs \(plugin extras, replacing commands's\)$/m);
     expect(r.stdout).toMatch(/^ {2}\/standup +Drafts the standup notes$/m);
     expect(r.stdout).toMatch(/^ {2}acme +key: ACME_KEY$/m);
     expect(r.stdout).toMatch(/^plugins: .*\bextras$/m);
