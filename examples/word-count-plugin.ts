@@ -23,7 +23,8 @@ export default definePlugin({
     );
     // hooks are typed tapable hook points; every tap returns a disposer
     ctx.hooks.postToolUse.tap((result, call) => {
-      if (call.tool.name === "word_count") ctx.notice(`counted: ${result.content}`);
+      // call.notice shows a line in the running turn (ctx.notice is for start-up notices)
+      if (call.tool.name === "word_count") call.notice(`counted: ${result.content}`);
       return result;
     });
   },

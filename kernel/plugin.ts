@@ -32,7 +32,12 @@ export interface PluginContext {
   readonly cwd: string;
   /** The host itself, for plugins that drive agents (front ends, the server). */
   readonly host: import("./host.js").Host;
-  /** A one-line start-up notice (shown as `! …` by headless, a notice row by the TUI). */
+  /**
+   * A one-line start-up notice (shown as `! …` by headless, a notice row by the TUI). It goes to
+   * the host, so one made later reaches every open agent at its next turn (every session of a
+   * server); in a hook or a tool use the payload's `notice` (`call.notice`, `tool.notice`), which
+   * shows the line in the running turn only.
+   */
   notice(text: string): void;
   /** Runs `fn` when the plugin is unloaded or the host disposed. */
   onDispose(fn: () => void | Promise<void>): void;

@@ -69,7 +69,10 @@ describe("examples", () => {
     const agent = await host.openAgent({ provider, model: "s/x" });
     const events = await drain(agent.run("count"));
     expect(events.find((e) => e.type === "tool_end")).toMatchObject({ output: "a.txt: 3 words", is_error: false });
-    expect(host.notices).toContain("counted: a.txt: 3 words");
+    // shown in this turn, with its call: not a host notice, which every session of a server would get at its next turn
+    const shown = events.findIndex((e) => e.type === "notice" && e.text === "counted: a.txt: 3 words");
+    expect(shown).toBeGreaterThan(events.findIndex((e) => e.type === "tool_start"));
+    expect(host.notices).not.toContain("counted: a.txt: 3 words");
   });
 
   it("the provider plugin answers through the loop", async () => {
