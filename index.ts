@@ -10,7 +10,10 @@
  * ```
  */
 export * from "./kernel/index.js";
-import { Host, loadConfig, type Plugin, type Settings } from "./kernel/index.js";
+import { ConfigError, Host, loadConfig, type Plugin, type Settings } from "./kernel/index.js";
+import type { ServerHandle, StartOptions } from "./plugins/server/server.js";
+
+export type { ServerHandle, StartOptions as ServerOptions };
 
 export interface CreateHostOptions {
   /** Plugins in load order. Default: the default preset (`presets/default.ts`). */
@@ -50,4 +53,21 @@ export async function createHost(opts: CreateHostOptions = {}): Promise<Host> {
   }
   const plugins = opts.plugins ?? preset ?? (await import("./presets/default.js")).default;
   return Host.create({ plugins: [...plugins, ...configPlugins, ...(opts.extraPlugins ?? [])], disable, cwd, settings, env, notices });
+}
+
+/**
+ * Serves `host` over the HTTP + SSE API of `larik serve` (docs/server.md), for an application that
+ * builds its own host: `opts.port` 0 picks a free port; `opts.token` is the bearer token clients
+ * send. The server's code (h3) loads at this call, not with the package.
+ * @throws ConfigError for a non-loopback `opts.hostname` without `allowRemote: true`, as
+ *   `larik serve --addr` without `--allow-remote`.
+ * @throws Error naming the address when it cannot be bound (port in use, no permission).
+ */
+export async function startServer(host: Host, opts: StartOptions): Promise<ServerHandle> {
+  const [{ startServer: start }, { isLoopbackHost }] = await Promise.all([import("./plugins/server/server.js"), import("./plugins/server/host-check.js")]);
+  const hostname = opts.hostname ?? "127.0.0.1";
+  if (!opts.allowRemote && !isLoopbackHost(hostname)) {
+    throw new ConfigError(`hostname ${hostname} is not a loopback address: pass allowRemote: true to listen there (anyone who can reach it and has the token controls this machine)`);
+  }
+  return start(host, opts);
 }

@@ -75,6 +75,23 @@ describe("serve options", () => {
     }
   });
 
+  it("is served by the package entry's startServer for an embedder's own host, loopback unless allowRemote", async () => {
+    const { startServer: fromPackage } = await import("../index.js");
+    const host = await Host.create({ plugins: [sessionsJsonl], settings: {}, cwd: tmp(), env: { XDG_DATA_HOME: tmp("larik-data-") } });
+    hosts.push(host);
+    await expect(fromPackage(host, { hostname: "0.0.0.0", port: 0, token: "embedded-0123456789", log: () => {} })).rejects.toThrow(
+      new ConfigError("hostname 0.0.0.0 is not a loopback address: pass allowRemote: true to listen there (anyone who can reach it and has the token controls this machine)"),
+    );
+    const server = await fromPackage(host, { port: 0, token: "embedded-0123456789", log: () => {} });
+    try {
+      const res = await fetch(`${server.url}/v1/sessions`, { headers: { authorization: "Bearer embedded-0123456789" } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ sessions: [] });
+    } finally {
+      await server.close();
+    }
+  });
+
   it("is registered as the serve subcommand without loading the server code", async () => {
     const { host } = await makeHost();
     const fe = host.frontends.get("server")!;
