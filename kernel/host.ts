@@ -5,7 +5,7 @@
 import { createHooks, pluginHooks, PluginError, type Hooks } from "./hooks.js";
 import { Registry, type Disposer } from "./registry.js";
 import type { Plugin, PluginContext, PluginRegistry } from "./plugin.js";
-import type { AnyTool } from "./tools.js";
+import { toolDefinitionProblem, type AnyTool } from "./tools.js";
 import type { Command, Frontend, ProviderFactory, Sandbox, Skill } from "./registries.js";
 import type { SessionStore } from "./session.js";
 import type { Settings } from "./config.js";
@@ -184,8 +184,11 @@ export class Host {
       return false;
     }
     const loaded: Loaded = { plugin, disposers: [], onDispose: [] };
-    const reg = <T extends { name: string }>(r: Registry<T>): PluginRegistry<T> => ({
+    const reg = <T extends { name: string }>(r: Registry<T>, problem?: (value: unknown) => string | undefined): PluginRegistry<T> => ({
       register: (value: T) => {
+        // refused where the plugin registers it: in setup that skips the plugin with its name
+        const bad = problem?.(value);
+        if (bad) throw new TypeError(bad);
         const d = r.register(value, plugin.name);
         loaded.disposers.push(d);
         return d;
@@ -196,7 +199,7 @@ export class Host {
       name: plugin.name,
       hooks,
       providers: reg(this.providers),
-      tools: reg(this.tools),
+      tools: reg(this.tools, toolDefinitionProblem),
       frontends: reg(this.frontends),
       sandboxes: reg(this.sandboxes),
       commands: reg(this.commands),

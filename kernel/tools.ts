@@ -5,6 +5,7 @@
  */
 import * as z from "zod/mini";
 import { useEnglishErrors } from "./kit/zod-english.js";
+import { isLazySchema } from "./kit/lazy-schema.js";
 import type { Image, ToolSpec } from "./types.js";
 import type { Sandbox } from "./registries.js";
 import type { PermissionCall } from "./permission.js";
@@ -110,6 +111,37 @@ export interface ToolDefinition<S extends ToolInputSchema = ToolInputSchema> {
 
 /** What a {@link ToolDefinition.precheck} may use: nothing that writes or runs. */
 export type ToolCheckContext = Pick<ToolContext, "cwd" | "projectRoot" | "files" | "settings">;
+
+/** The tool kinds the permission checker knows ({@link ToolKind}). */
+const TOOL_KINDS: ReadonlySet<string> = new Set<ToolKind>(["read", "write", "bash", "network", "other"]);
+
+/**
+ * What is wrong with a value registered as a tool, as one line that names the tool, or undefined
+ * for a well-formed one. A plain-JavaScript plugin (or a JSON Schema where the zod schema goes,
+ * as MCP and other agents' tools are written) would otherwise be taken in and fail at every
+ * turn's first request, naming nothing; a misspelt `kind` would be asked about as `other`.
+ * Names are what every model API accepts: 1 to 64 letters, digits, `_` and `-`. A lazy schema is
+ * recognized without being built.
+ */
+export function toolDefinitionProblem(tool: unknown): string | undefined {
+  if (typeof tool !== "object" || tool === null) return `a tool is defineTool({ name, description, input, kind, run }), got ${tool === null ? "null" : typeof tool}`;
+  const t = tool as Record<string, unknown>;
+  if (typeof t.name !== "string") return `a tool needs a string name, got ${typeof t.name}`;
+  const who = `tool "${t.name}"`;
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(t.name)) return `${who}: a name is 1 to 64 letters, digits, _ or - (what model APIs accept)`;
+  if (typeof t.description !== "string") return `${who}: description must be a string, got ${typeof t.description}`;
+  const input = t.input;
+  if (!isLazySchema(input) && !(typeof input === "object" && input !== null && "_zod" in input)) {
+    const jsonSchema = typeof input === "object" && input !== null && ("type" in input || "properties" in input);
+    return `${who}: input must be a zod 4 schema such as z.object({ … }), got ${input === undefined ? "undefined" : jsonSchema ? "a JSON Schema (it may go in inputJsonSchema, beside a zod schema)" : typeof input}`;
+  }
+  if (typeof t.kind !== "string" || !TOOL_KINDS.has(t.kind)) return `${who}: kind must be one of ${[...TOOL_KINDS].join(", ")}, got ${JSON.stringify(t.kind) ?? "undefined"}`;
+  if (typeof t.run !== "function") return `${who}: run must be a function`;
+  for (const f of ["subject", "writePaths", "summary", "precheck"]) {
+    if (t[f] !== undefined && typeof t[f] !== "function") return `${who}: ${f} must be a function when given`;
+  }
+  return undefined;
+}
 
 /** A tool with its input type erased, as held by the registry. */
 export type AnyTool = ToolDefinition<ToolInputSchema>;

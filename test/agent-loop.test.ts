@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, defineTool, definePlugin, Host, type Plugin } from "../kernel/index.js";
+import { Agent, defineTool, definePlugin, Host, lazySchema, type Plugin } from "../kernel/index.js";
 import { call, ScriptedProvider, text } from "./fakes/scripted-provider.js";
 import { drain } from "./fakes/drain.js";
 import { toolsPlugin } from "./fakes/loop-tools.js";
@@ -313,6 +313,33 @@ describe("plugin host", () => {
     expect(host.notices).toEqual([
       'plugin "tapable-habit" failed in setup: hooks.preToolUse.tap expects a function, got string: the tap is named after your plugin, so write hooks.preToolUse.tap(fn); started without it',
     ]);
+  });
+
+  it("a malformed tool is refused at registration, so its plugin is skipped by name instead of every turn failing", async () => {
+    let builds = 0;
+    const registers = (name: string, tool: Record<string, unknown>) =>
+      definePlugin({ name, setup: (ctx) => void ctx.tools.register({ description: "d", kind: "read", input: z.object({}), run: async () => ({ content: "" }), ...tool } as never) });
+    const host = await Host.create({
+      plugins: [
+        toolsPlugin([]),
+        registers("json-schema", { name: "js", input: { type: "object", properties: {} } }),
+        registers("no-input", { name: "ni", input: undefined }),
+        registers("typo-kind", { name: "tk", kind: "readonly" }),
+        registers("spaced", { name: "my tool" }),
+        registers("lazy", { name: "lz", input: lazySchema(() => (builds++, z.object({}))) }),
+      ],
+      cwd: tmp(),
+      settings: {},
+    });
+    expect(host.notices).toEqual([
+      'plugin "json-schema" failed in setup: tool "js": input must be a zod 4 schema such as z.object({ … }), got a JSON Schema (it may go in inputJsonSchema, beside a zod schema); started without it',
+      'plugin "no-input" failed in setup: tool "ni": input must be a zod 4 schema such as z.object({ … }), got undefined; started without it',
+      'plugin "typo-kind" failed in setup: tool "tk": kind must be one of read, write, bash, network, other, got "readonly"; started without it',
+      'plugin "spaced" failed in setup: tool "my tool": a name is 1 to 64 letters, digits, _ or - (what model APIs accept); started without it',
+    ]);
+    // a lazy schema is taken without being built
+    expect(host.tools.get("lz")).toBeDefined();
+    expect(builds).toBe(0);
   });
 
   it("a tap of a hook that does not exist skips the plugin at setup naming the hook and the nearest one", async () => {

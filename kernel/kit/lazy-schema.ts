@@ -24,7 +24,20 @@ import type * as z from "zod/mini";
  */
 export function lazySchema<T extends z.core.$ZodType>(build: () => T): T {
   const pending: Pending<T> = { build, schema: undefined, building: false, proxy: undefined };
-  return (pending.proxy = new Proxy(pending as Pending, handler) as unknown as T);
+  const proxy = (pending.proxy = new Proxy(pending as Pending, handler) as unknown as T);
+  lazySchemas.add(proxy);
+  return proxy;
+}
+
+/** Every lazy schema made, so that one can be recognized without building it. */
+const lazySchemas = new WeakSet<object>();
+
+/**
+ * True for a schema made by {@link lazySchema}, built or not. Checking anything else about it
+ * (`"_zod" in schema`) would build it, which start-up avoids.
+ */
+export function isLazySchema(value: unknown): boolean {
+  return typeof value === "object" && value !== null && lazySchemas.has(value);
 }
 
 /** The Proxy's target: the builder, then the schema it built. */
