@@ -8,7 +8,7 @@
  */
 import type { Settings } from "./config.js";
 import { defaultSpec, resolveModel, type ResolvedModel } from "./models.js";
-import { ConfigError } from "./kit/one-line.js";
+import { ConfigError, oneLine } from "./kit/one-line.js";
 import type { ProviderFactory } from "./registries.js";
 import type { Registry } from "./registry.js";
 import { ProviderError, type Message, type ModelRequest, type Provider, type ProviderErrorKind, type StreamEvent } from "./types.js";
@@ -173,6 +173,29 @@ export interface OpenedModel {
 }
 
 /**
+ * Calls the factory's `create`. A plugin's provider that throws there, or returns no
+ * `stream(request)`, is named with the plugin that registered it: otherwise the user reads
+ * `adapter missing` or `….stream(...) is not a function` at the first prompt, naming no one.
+ * A {@link ConfigError} (a bad base URL, say) is the user's to fix, and passes as it is.
+ * @throws ConfigError from the factory; Error naming the provider and plugin otherwise.
+ */
+async function createProvider(r: ResolvedModel, providers: Registry<ProviderFactory>): Promise<Provider> {
+  const owner = providers.ownerOf(r.factory.name);
+  const who = `provider "${r.provider}"${owner && owner !== r.provider ? ` (plugin "${owner}")` : ""}`;
+  let provider: Provider;
+  try {
+    provider = await r.factory.create(r.config);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new Error(`${who} failed to start: ${oneLine(err)}`, { cause: err });
+  }
+  if (typeof (provider as Partial<Provider> | undefined)?.stream !== "function") {
+    throw new Error(`${who}: create() must return a Provider, { name, stream(request) }, got ${provider === null ? "null" : typeof provider === "object" ? "an object without stream()" : typeof provider}`);
+  }
+  return provider;
+}
+
+/**
  * Resolves `spec` (a spec, bare id or role; empty for the default), creates its provider and,
  * when `fallbacks` lists alternatives for it, wraps the primary and the alternatives with
  * {@link withFallbacks}. A fallback that cannot be resolved (unknown provider, missing key) is
@@ -188,7 +211,7 @@ export async function openModel(
 ): Promise<OpenedModel> {
   const written = spec || defaultSpec(settings, env);
   const resolved = resolveModel(written, providers, settings, env);
-  const primary = await resolved.factory.create(resolved.config);
+  const primary = await createProvider(resolved, providers);
   const primarySpec = `${resolved.provider}/${resolved.model}`;
   const specs = fallbackSpecs(settings, written, primarySpec);
   if (!specs.length) return { resolved, provider: primary, notices: [] };
@@ -199,7 +222,7 @@ export async function openModel(
       const r = resolveModel(s, providers, settings, env);
       const full = `${r.provider}/${r.model}`;
       if (candidates.some((c) => c.spec === full)) continue;
-      candidates.push({ spec: full, provider: await r.factory.create(r.config), max_output: r.catalog?.max_output });
+      candidates.push({ spec: full, provider: await createProvider(r, providers), max_output: r.catalog?.max_output });
     } catch (err) {
       notices.push(`fallback ${s} for ${written ?? primarySpec} left out: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -6,7 +6,7 @@ import { createHooks, pluginHooks, PluginError, type Hooks } from "./hooks.js";
 import { Registry, type Disposer } from "./registry.js";
 import type { Plugin, PluginContext, PluginRegistry } from "./plugin.js";
 import { toolDefinitionProblem, type AnyTool } from "./tools.js";
-import type { Command, Frontend, ProviderFactory, Sandbox, Skill } from "./registries.js";
+import { providerFactoryProblem, type Command, type Frontend, type ProviderFactory, type Sandbox, type Skill } from "./registries.js";
 import type { SessionStore } from "./session.js";
 import type { Settings } from "./config.js";
 import { join } from "node:path";
@@ -198,7 +198,7 @@ export class Host {
     const ctx: PluginContext = {
       name: plugin.name,
       hooks,
-      providers: reg(this.providers),
+      providers: reg(this.providers, providerFactoryProblem),
       tools: reg(this.tools, toolDefinitionProblem),
       frontends: reg(this.frontends),
       sandboxes: reg(this.sandboxes),

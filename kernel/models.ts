@@ -85,7 +85,10 @@ function parseSpec(spec: string, providers: Registry<ProviderFactory>, settings:
     if (providers.get(head) || providerSettings(settings, head)) return { provider: head, model: spec.slice(slash + 1) };
     const known = knownProviders(providers, settings);
     throw new ConfigError(
-      `unknown provider "${head}" in model "${spec}": use one of ${known.join(", ")}, or add providers.${head} with a type and base_url to your config`,
+      known.length
+        ? `unknown provider "${head}" in model "${spec}": use one of ${known.join(", ")}, or add providers.${head} with a type and base_url to your config`
+        : // every provider plugin disabled or failed: "use one of ," would leave the user guessing
+          `unknown provider "${head}" in model "${spec}": no provider is loaded (the start-up notices say which plugin failed; larik --version lists the plugins)`,
     );
   }
   for (const f of providers.list()) if (f.models?.some((m) => m.id === spec)) return { provider: f.name, model: spec };

@@ -65,6 +65,25 @@ export interface ProviderFactory {
   create(config: ProviderConfig): Provider | Promise<Provider>;
 }
 
+/**
+ * What is wrong with a value registered as a provider factory, as one line naming it, or
+ * undefined. Checked at registration, so a plugin's slip (`keyEnv: "MY_KEY"` for a list, no
+ * `create`) skips the plugin with its name rather than failing when the model is first used.
+ */
+export function providerFactoryProblem(factory: unknown): string | undefined {
+  if (typeof factory !== "object" || factory === null) return `a provider is { name, create(config), … }, got ${factory === null ? "null" : typeof factory}`;
+  const f = factory as Record<string, unknown>;
+  if (typeof f.name !== "string" || !f.name) return `a provider needs a name, got ${JSON.stringify(f.name) ?? "undefined"}`;
+  const who = `provider "${f.name}"`;
+  if (typeof f.create !== "function") return `${who}: create(config) must be a function that returns the Provider`;
+  for (const key of ["keyEnv", "baseUrlEnv"]) {
+    const v = f[key];
+    if (v !== undefined && !(Array.isArray(v) && v.every((x) => typeof x === "string"))) return `${who}: ${key} must be a list of variable names, got ${JSON.stringify(v)}`;
+  }
+  if (f.models !== undefined && !Array.isArray(f.models)) return `${who}: models must be a list of catalog entries`;
+  return undefined;
+}
+
 /** One CLI option a front end or command contributes (node:util parseArgs shape). */
 export interface CliOption {
   type: "boolean" | "string";

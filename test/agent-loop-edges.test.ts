@@ -602,6 +602,31 @@ describe("a provider plugin that breaks the stream contract", () => {
     expect(error.text).toMatch(/^provider "bad" \(plugin "bad-provider-plugin"\) sent a final message that breaks the Provider contract: usage: .*; stop_reason: expected one of end_turn, .*, got "finished"$/);
   });
 
+  it("a malformed factory is refused at registration, naming the provider; with none left the model error says so", async () => {
+    const registers = (name: string, factory: unknown) => definePlugin({ name, setup: (ctx) => void ctx.providers.register(factory as never) });
+    const host = await Host.create({
+      plugins: [registers("string-key", { name: "p1", keyEnv: "P1_KEY", create: () => ({}) }), registers("no-create", { name: "p2", keyEnv: [] })],
+      cwd: tmp(),
+      settings: {},
+    });
+    expect(host.notices).toEqual([
+      'plugin "string-key" failed in setup: provider "p1": keyEnv must be a list of variable names, got "P1_KEY"; started without it',
+      'plugin "no-create" failed in setup: provider "p2": create(config) must be a function that returns the Provider; started without it',
+    ]);
+    await expect(host.openAgent({ model: "p1/m" })).rejects.toThrow(
+      'unknown provider "p1" in model "p1/m": no provider is loaded (the start-up notices say which plugin failed; larik --version lists the plugins)',
+    );
+  });
+
+  it("a create that throws or returns no stream() is named with its plugin when the model is opened", async () => {
+    const registers = (create: () => unknown) =>
+      definePlugin({ name: "maker", setup: (ctx) => void ctx.providers.register({ name: "mk", keyEnv: [], create: create as never }) });
+    const throwing = await Host.create({ plugins: [registers(() => { throw new Error("adapter missing\n    at create"); })], cwd: tmp(), settings: {} });
+    await expect(throwing.openAgent({ model: "mk/m" })).rejects.toThrow(/^provider "mk" \(plugin "maker"\) failed to start: adapter missing$/);
+    const hollow = await Host.create({ plugins: [registers(() => ({ name: "mk" }))], cwd: tmp(), settings: {} });
+    await expect(hollow.openAgent({ model: "mk/m" })).rejects.toThrow('provider "mk" (plugin "maker"): create() must return a Provider, { name, stream(request) }, got an object without stream()');
+  });
+
   it("a notice without text is an error naming the provider, and the text streamed before it is kept", async () => {
     const { agent, events } = await runBad([{ type: "text_delta", text: "partial answer" }, { type: "notice", message: "slow" }]);
     expect(events.find((e) => e.type === "error")).toMatchObject({ text: 'provider "bad" (plugin "bad-provider-plugin") sent a notice whose text is not a string (undefined)' });
