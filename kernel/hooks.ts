@@ -156,6 +156,49 @@ export interface HookTap<H> {
 /** A plugin's `ctx.hooks`: one {@link HookTap} per hook point. */
 export type PluginHooks = { [K in HookName]: HookTap<Hooks[K]> };
 
+/** A value as a problem line shows it: `the string "…"`, `number 3`, `an object`. */
+function shown(v: unknown): string {
+  if (typeof v === "string") return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v)}`;
+  if (Array.isArray(v)) return "a list";
+  if (v === null) return "null";
+  return typeof v === "object" ? "an object" : `${typeof v} ${String(v)}`;
+}
+
+/** One decision object of a bail hook: `key` one of `values`, `reason` a string where required. */
+function decisionProblem(r: unknown, key: string, values: string[], reasonRequired: boolean, expected: string): string | undefined {
+  if (typeof r !== "object" || r === null || Array.isArray(r)) return `returned ${shown(r)}; return undefined (no opinion) or ${expected}`;
+  const o = r as Record<string, unknown>;
+  const v = o[key];
+  if (!(v === undefined && !reasonRequired) && !values.includes(v as string)) {
+    // Claude Code's hook JSON says "block" (and "approve") where a preToolUse decision says deny (allow)
+    const hint = key === "decision" && v === "block" ? ': "block" is a shell hook\'s word, here it is "deny"' : "";
+    return `returned ${key}: ${JSON.stringify(v) ?? "undefined"}, not one of ${values.map((x) => `"${x}"`).join(", ")}${hint}`;
+  }
+  if (o.reason !== undefined ? typeof o.reason !== "string" : reasonRequired) return `returned ${key}: "${String(v)}" without a string reason`;
+  return undefined;
+}
+
+/**
+ * What a tap's answer must be, per hook: anything else is the plugin's mistake, raised as its
+ * {@link PluginError} where the hook's failure rule applies (preToolUse: the call is blocked, so a
+ * guard's misspelt `deny` still fails closed; postToolUse: a notice, the result stands; others:
+ * the turn ends). Without the check, a wrong answer was ignored (`{ decision: "block" }` let the
+ * call run) or failed later naming no one (`out.filter is not a function`). `undefined` is always
+ * accepted: a waterfall keeps the value, a bail hook goes on to the next tap.
+ */
+const RESULT_PROBLEMS: Partial<Record<HookName, (r: unknown) => string | undefined>> = {
+  systemPrompt: (r) => (Array.isArray(r) && r.every((x) => typeof x === "string") ? undefined : `returned ${shown(r)}; return the list of sections (strings), changed or not`),
+  loadTools: (r) => (Array.isArray(r) ? undefined : `returned ${shown(r)}; return the list of tools, changed or not`),
+  postToolUse: (r) =>
+    typeof r === "object" && r !== null && typeof (r as { content?: unknown }).content === "string"
+      ? undefined
+      : `returned ${shown(r)}; return the result ({ content: string, is_error? }), changed or not`,
+  preToolUse: (r) => decisionProblem(r, "decision", ["allow", "deny", "ask"], false, '{ decision: "allow" | "deny" | "ask", reason?, updatedInput? }'),
+  userPromptSubmit: (r) => decisionProblem(r, "action", ["block", "halt"], true, '{ action: "block" | "halt", reason }'),
+  stop: (r) => decisionProblem(r, "action", ["block", "halt"], true, '{ action: "block" | "halt", reason }'),
+  subagentStop: (r) => decisionProblem(r, "action", ["block", "halt"], true, '{ action: "block" | "halt", reason }'),
+};
+
 /** One hook point as one plugin sees it: taps are wrapped so that errors name the plugin. */
 function tapFacade(hook: AnyTapable, name: HookName, plugin: string, track?: (d: Disposer) => void): HookTap<unknown> {
   return {
@@ -176,7 +219,10 @@ function tapFacade(hook: AnyTapable, name: HookName, plugin: string, track?: (d:
           }
         : async (...args: unknown[]) => {
             try {
-              return await fn(...args);
+              const result = await fn(...args);
+              const bad = result === undefined ? undefined : RESULT_PROBLEMS[name]?.(result);
+              if (bad) throw new PluginError(plugin, `hook "${name}"`, new TypeError(bad));
+              return result;
             } catch (err) {
               if (err instanceof PluginError) throw err;
               throw new PluginError(plugin, `hook "${name}"`, err);

@@ -358,7 +358,8 @@ describe("tools that fail", () => {
     // a hook that breaks a result is reported; the tool's own result stands
     expect(results[5]).toEqual({ type: "tool_result", id: "c5", content: "fine" });
     expect(events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual([
-      expect.stringMatching(/^a postToolUse hook returned, for hooked, no valid result \(.*got null\); the tool's own result was kept$/),
+      // the tap's answer is checked where it is given, so the notice names the plugin
+      'plugin "odd-tools" failed in hook "postToolUse": returned null; return the result ({ content: string, is_error? }), changed or not',
     ]);
     expect(results[6]).toEqual({ type: "tool_result", id: "ok", content: "peeked w" });
   });
@@ -553,6 +554,45 @@ describe("the event contract", () => {
     expect(events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toContain(
       'plugin "careless": notice(text) takes a string, got an Error ("disk full"): pass its message',
     );
+  });
+});
+
+describe("a tap whose answer is not what its hook takes", () => {
+  /** Runs one call of `peek` then a final reply, with `tap` set up by plugin "hp"; returns the events and whether peek ran. */
+  async function runWith(tap: (ctx: import("../kernel/index.js").PluginContext) => void) {
+    const log: string[] = [];
+    const host = await Host.create({ plugins: [toolsPlugin(log), definePlugin({ name: "hp", setup: tap })], cwd: tmp(), settings: {} });
+    const provider = new ScriptedProvider([{ blocks: [call("t1", "peek", { word: "a" })] }, { blocks: [text("ok")] }]);
+    const agent = await host.openAgent({ provider, model: "scripted/test", mode: "yolo" });
+    const events = await drain(agent.run("go"));
+    return { events, ran: log.length > 0, provider };
+  }
+  const texts = (events: AgentEvent[], type: string) => events.filter((e) => e.type === type).map((e) => (e as { text?: string; output?: string }).text ?? (e as { output?: string }).output);
+
+  it("preToolUse: a decision spelt as a shell hook's block fails closed, naming the plugin (it used to let the call run)", async () => {
+    const { events, ran } = await runWith((ctx) => ctx.hooks.preToolUse.tap(() => ({ decision: "block", reason: "no" }) as never));
+    expect(ran).toBe(false);
+    expect(texts(events, "tool_end")).toEqual([
+      'blocked: plugin "hp" failed in hook "preToolUse": returned decision: "block", not one of "allow", "deny", "ask": "block" is a shell hook\'s word, here it is "deny"',
+    ]);
+  });
+
+  it("systemPrompt: a string for the list ends the turn naming the plugin, before any request", async () => {
+    const { events, provider } = await runWith((ctx) => ctx.hooks.systemPrompt.tap((sections) => sections.join("\n") as never));
+    expect(provider.requests).toEqual([]);
+    expect(texts(events, "error")).toEqual([
+      expect.stringMatching(/^plugin "hp" failed in hook "systemPrompt": returned the string ".*"; return the list of sections \(strings\), changed or not$/),
+    ]);
+  });
+
+  it("loadTools, stop and userPromptSubmit: a wrong answer is named the same way", async () => {
+    const tools = await runWith((ctx) => ctx.hooks.loadTools.tap((list) => ({ list }) as never));
+    expect(texts(tools.events, "error")).toEqual(['plugin "hp" failed in hook "loadTools": returned an object; return the list of tools, changed or not']);
+    const stop = await runWith((ctx) => ctx.hooks.stop.tap(() => "go on" as never));
+    expect(texts(stop.events, "error")).toEqual(['plugin "hp" failed in hook "stop": returned the string "go on"; return undefined (no opinion) or { action: "block" | "halt", reason }']);
+    const prompt = await runWith((ctx) => ctx.hooks.userPromptSubmit.tap(() => ({ action: "deny", reason: "x" }) as never));
+    expect(texts(prompt.events, "error")).toEqual(['plugin "hp" failed in hook "userPromptSubmit": returned action: "deny", not one of "block", "halt"']);
+    expect(prompt.ran).toBe(false);
   });
 });
 
