@@ -6,7 +6,7 @@ import { createHooks, pluginHooks, PluginError, type Hooks } from "./hooks.js";
 import { Registry, type Disposer } from "./registry.js";
 import type { Plugin, PluginContext, PluginRegistry } from "./plugin.js";
 import { toolDefinitionProblem, type AnyTool } from "./tools.js";
-import { providerFactoryProblem, type Command, type Frontend, type ProviderFactory, type Sandbox, type Skill } from "./registries.js";
+import { commandProblem, providerFactoryProblem, type Command, type Frontend, type ProviderFactory, type Sandbox, type Skill } from "./registries.js";
 import type { SessionStore } from "./session.js";
 import type { Settings } from "./config.js";
 import { join } from "node:path";
@@ -202,7 +202,7 @@ export class Host {
       tools: reg(this.tools, toolDefinitionProblem),
       frontends: reg(this.frontends),
       sandboxes: reg(this.sandboxes),
-      commands: reg(this.commands),
+      commands: reg(this.commands, commandProblem),
       skills: reg(this.skills),
       sessionStores: reg(this.sessionStores),
       settings: this.settings,

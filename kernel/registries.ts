@@ -211,6 +211,22 @@ export interface CommandPrompt {
 }
 
 /**
+ * What is wrong with a value registered as a slash command, as one line naming it, or undefined.
+ * A name is what {@link parseCommandLine} can match (letters, digits, `_ : . -`): a command
+ * registered as `/deploy` could never be typed, and one without `run` fails only when used.
+ */
+export function commandProblem(command: unknown): string | undefined {
+  if (typeof command !== "object" || command === null) return `a command is { name, description, run(ctx) }, got ${command === null ? "null" : typeof command}`;
+  const c = command as Record<string, unknown>;
+  if (typeof c.name !== "string") return `a command needs a string name, got ${typeof c.name}`;
+  const who = `command "${c.name}"`;
+  if (!/^[\w:.-]+$/.test(c.name)) return `${who}: a name is letters, digits, _ : . or -${c.name.startsWith("/") ? `, without the slash ("${c.name.slice(1)}"): users type /${c.name.slice(1)}` : ""}`;
+  if (typeof c.description !== "string") return `${who}: description must be a string (the palette and /help show it)`;
+  if (typeof c.run !== "function") return `${who}: run(ctx) must be a function`;
+  return undefined;
+}
+
+/**
  * A prompt that runs a slash command: `/name args`, the slash at the very start (a leading space
  * makes the text a plain prompt, and `/etc/hosts is wrong` is one too). `args` has no trailing
  * white space. Undefined for any other text. Shared by every front end that takes commands.

@@ -342,6 +342,17 @@ describe("plugin host", () => {
     expect(builds).toBe(0);
   });
 
+  it("a slash command registered with its slash, or without run, is refused naming it", async () => {
+    const registers = (name: string, command: Record<string, unknown>) =>
+      definePlugin({ name, setup: (ctx) => void ctx.commands.register({ description: "d", run: async () => undefined, ...command } as never) });
+    const host = await Host.create({ plugins: [registers("slashed", { name: "/deploy" }), registers("runless", { name: "deploy", run: undefined }), registers("fine", { name: "ship:it" })], cwd: tmp(), settings: {} });
+    expect(host.notices).toEqual([
+      'plugin "slashed" failed in setup: command "/deploy": a name is letters, digits, _ : . or -, without the slash ("deploy"): users type /deploy; started without it',
+      'plugin "runless" failed in setup: command "deploy": run(ctx) must be a function; started without it',
+    ]);
+    expect(host.commands.list().map((c) => c.name)).toEqual(["ship:it"]);
+  });
+
   it("a tap of a hook that does not exist skips the plugin at setup naming the hook and the nearest one", async () => {
     const tapOf = (hook: string) =>
       definePlugin({
