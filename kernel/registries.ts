@@ -125,11 +125,38 @@ export interface Frontend {
   run(host: Host, args: CliArgs): Promise<number>;
 }
 
-/** How a sandbox backend runs one shell command. */
+/**
+ * How a sandbox backend runs one shell command. A runner spawns `file args` with `env`, and
+ * opens a pipe at each of `infoFd`, `statusFd` and `outputFd` it sets (`sandboxStdio` in
+ * kernel/kit/sandbox-backend.ts builds that stdio array; without them the wrapper fails on its
+ * first write).
+ */
 export interface SandboxedCommand {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /**
+   * A file descriptor (3 or more) on which the wrapper writes JSON with `"child-pid": N`
+   * (bubblewrap's `--info-fd` format) once the sandbox's first process exists, then closes it.
+   * That process is outside the runner's process group (bwrap starts it in a new session) and
+   * is the sandbox's pid-namespace init, so a kill must name it: SIGKILL to it ends everything
+   * inside. `readChildPid` in kernel/kit/sandbox-backend.ts reads it.
+   */
+  infoFd?: number;
+  /**
+   * A file descriptor (3 or more) on which the wrapper writes the command's exit status as one
+   * decimal line when the command's shell exits. The wrapper itself lives on while processes the
+   * command left running (`server &`) do, so the runner takes this line, not the wrapper's
+   * exit, as the command's end. `readExitStatus` in kernel/kit/sandbox-backend.ts reads it.
+   */
+  statusFd?: number;
+  /**
+   * A file descriptor (3 or more) the command's stdout and stderr go to, the wrapper's own
+   * stdout and stderr then carrying only its messages. Set it when the wrapper's own processes
+   * hold their stdout for the sandbox's life (bwrap's init does): only a pipe of the command's own
+   * closes once every process writing the command's output is gone.
+   */
+  outputFd?: number;
 }
 
 /** A sandbox probe's outcome, with the reason and fix when it failed. */

@@ -546,6 +546,46 @@ describe("larik -p end to end", () => {
     expect(t.stderr).toMatch(/✗ bash echo starting; sleep 30: \[interrupted: --timeout 1s reached; the command (and its child processes were killed|was not started)\]\n/);
   });
 
+  it("a process a bash call left running (`cmd &`) runs on until larik -p exits, then goes: sandboxed and with sandbox false alike", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const running = (tag: string) => execFileSync("ps", ["-eo", "pid=,args="]).toString().split("\n").filter((l) => l.trim().endsWith(`sleep ${tag}`));
+    const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    for (const sandbox of [true, false]) {
+      const tag = `${400 + Math.floor(Math.random() * 1000)}.${process.pid}`;
+      server.requests.length = 0;
+      server.push(
+        { tools: [{ id: "c1", name: "bash", input: { command: `sleep ${tag} > /dev/null 2>&1 & echo started`, sandbox } }] },
+        { tools: [{ id: "c2", name: "bash", input: { command: "sleep 2", sandbox } }] },
+        { text: "Done." },
+      );
+      const run = runCli(["-p", "--mode", "yolo", "--model", "openai-compatible/m", "start it"], { cwd: repo, env });
+      let seen = false;
+      for (const end = Date.now() + 8_000; !seen && Date.now() < end; ) {
+        seen = running(tag).length === 1;
+        if (!seen) await wait(20);
+      }
+      expect(seen, `sandbox ${sandbox}: the process runs while larik does`).toBe(true);
+      // in the sandbox it is held by the sandbox's init (bwrap), outside by whoever adopts orphans
+      const ppid = execFileSync("ps", ["-o", "ppid=", "-p", running(tag)[0]!.trim().split(/\s+/)[0]!]).toString().trim();
+      const parent = execFileSync("ps", ["-o", "args=", "-p", ppid]).toString();
+      expect(parent.startsWith("bwrap "), `sandbox ${sandbox}: parent ${parent}`).toBe(sandbox);
+      await wait(600); // still there while the next call runs: not ended with its own call
+      expect(running(tag), `sandbox ${sandbox}`).toHaveLength(1);
+      const r = await run;
+      expect(r.code).toBe(0);
+      expect(server.requests[1]!.body.messages.find((m: any) => m.role === "tool").content).toBe("started\n[exit code 0]");
+      let gone = false;
+      for (const end = Date.now() + 4_000; !gone && Date.now() < end; ) {
+        gone = running(tag).length === 0;
+        if (!gone) await wait(20);
+      }
+      if (!gone) for (const l of running(tag)) process.kill(Number(l.trim().split(/\s+/)[0]), "SIGKILL");
+      expect(gone, `sandbox ${sandbox}: the process went with larik`).toBe(true);
+    }
+  }, 60_000);
+
   it("--timeout: a bare number is seconds, a tiny value is not 'none', a bad value is a one-line usage error naming the flag", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

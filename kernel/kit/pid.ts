@@ -1,7 +1,10 @@
 /**
  * Whether a process id names a running process, for files that record the pid of their writer
- * (a session's lock, the sandbox's placeholder ledger) and are stale once it is gone.
+ * (a session's lock, the sandbox's placeholder ledger) and are stale once it is gone; and whether
+ * a process group still has members, for the shells a command left running.
  */
+
+import { readdirSync, readFileSync } from "node:fs";
 
 /**
  * True when `pid` runs: `kill(pid, 0)` sends nothing and only checks (POSIX kill(2)); EPERM means
@@ -15,4 +18,37 @@ export function pidAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "EPERM";
   }
+}
+
+/**
+ * True while the process group `pgid` has a running member: `kill(-pgid, 0)` per POSIX kill(2),
+ * and on Linux, where that also counts zombies (which an init that reaps slowly keeps for a
+ * second or more), a member in /proc that is not one. Used to tell whether a command's shell
+ * left processes running after it exited (`sleep 300 &` stays in the shell's group).
+ */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+  if (process.platform !== "linux") return true;
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((n) => n.charCodeAt(0) <= 57);
+  } catch {
+    return true;
+  }
+  for (const pid of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    } catch {
+      continue; // gone meanwhile
+    }
+    // after "comm)": state ppid pgrp …; comm itself may hold spaces and parentheses
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(f[2]) === pgid && f[0] !== "Z") return true;
+  }
+  return false;
 }

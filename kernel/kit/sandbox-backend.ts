@@ -4,6 +4,7 @@
  * ({@link SandboxTmpDir}). Choosing the backend at start-up is the kernel's (kernel/sandbox.ts).
  */
 import { spawn } from "node:child_process";
+import type { Readable } from "node:stream";
 import { existsSync, lstatSync, mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,13 +30,79 @@ export function probeByRunning(
   }
   return new Promise((done) => {
     let stderr = "";
-    const child = spawn(cmd.file, cmd.args, { cwd: projectRoot, env: cmd.env, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(cmd.file, cmd.args, { cwd: projectRoot, env: cmd.env, stdio: sandboxStdio(cmd, ["ignore", "ignore", "pipe"]) });
+    // nothing reads them: drained, so a wrapper that writes never blocks
+    for (const fd of [cmd.infoFd, cmd.statusFd, cmd.outputFd]) if (fd !== undefined) (child.stdio[fd] as Readable | null)?.resume();
     child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
     child.once("error", (err) => done({ ok: false, ...diagnose(stderr, (err as NodeJS.ErrnoException).code ?? err.message) }));
     child.once("close", (code, signal) => {
       if (code === 0) done({ ok: true });
       else done({ ok: false, ...diagnose(stderr || (signal ? `killed by ${signal}` : `exit status ${code}`)) });
     });
+  });
+}
+
+type Stdio = "ignore" | "pipe" | "inherit";
+
+/**
+ * The `stdio` option for spawning `cmd`: `base` (stdin, stdout, stderr), then a pipe at
+ * `cmd.infoFd`, `cmd.statusFd` and `cmd.outputFd` when set, the descriptors between them closed
+ * (`"ignore"`). The runner's ends are `child.stdio[fd]`.
+ */
+export function sandboxStdio(cmd: SandboxedCommand, base: [Stdio, Stdio, Stdio]): Stdio[] {
+  const stdio: Stdio[] = [...base];
+  for (const fd of [cmd.infoFd, cmd.statusFd, cmd.outputFd]) {
+    if (fd === undefined) continue;
+    while (stdio.length <= fd) stdio.push("ignore");
+    stdio[fd] = "pipe";
+  }
+  return stdio;
+}
+
+/** Reads `stream` until `parse` finds a value in what arrived, or the stream ends (undefined). */
+function readUntil<T>(stream: Readable | null | undefined, parse: (text: string) => T | undefined): Promise<T | undefined> {
+  if (!stream) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    let text = "";
+    const done = (v: T | undefined) => {
+      stream.off("data", onData);
+      stream.resume(); // the rest, if any, is not wanted but must not block the writer
+      resolve(v);
+    };
+    const onData = (c: Buffer) => {
+      text += c.toString("utf8");
+      const v = parse(text);
+      if (v !== undefined) done(v);
+    };
+    stream.on("data", onData);
+    stream.once("end", () => done(parse(text)));
+    stream.once("close", () => done(parse(text)));
+    stream.once("error", () => done(undefined));
+  });
+}
+
+/**
+ * The sandbox's first process, from the wrapper's info pipe (`SandboxedCommand.infoFd`,
+ * bubblewrap's `--info-fd` JSON `{"child-pid": N, …}`): resolves as soon as the pid has
+ * arrived, or with undefined when the pipe closes without one (the wrapper failed, or was killed,
+ * before it started the sandbox). Never rejects.
+ */
+export function readChildPid(stream: Readable | null | undefined): Promise<number | undefined> {
+  return readUntil(stream, (text) => {
+    const m = /"child-pid"\s*:\s*(\d+)/.exec(text);
+    return m ? Number(m[1]) : undefined;
+  });
+}
+
+/**
+ * The command's exit status from the wrapper's status pipe (`SandboxedCommand.statusFd`): one
+ * decimal line (a shell's status, 128+n for a command killed by signal n). Resolves with
+ * undefined when the pipe closes without a whole line (the wrapper died first). Never rejects.
+ */
+export function readExitStatus(stream: Readable | null | undefined): Promise<number | undefined> {
+  return readUntil(stream, (text) => {
+    const m = /^(\d+)\n/.exec(text);
+    return m ? Number(m[1]) : undefined;
   });
 }
 

@@ -10,7 +10,7 @@ import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolResult, l
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 
 const shellIdInput = lazySchema(() => z.object({ id: z.string().check(z.describe('Background shell id, e.g. "bg-1"')) }));
-import { cleanOutput, killGroup, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
+import { cleanOutput, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
 
 /** Unread bytes kept per shell; older unread output is dropped (the sidecar keeps it all). */
 const MAX_UNREAD_BYTES = 1024 * 1024;
@@ -34,11 +34,21 @@ export interface BackgroundShell {
   decoder: StringDecoder;
 }
 
-/** The background shells of one plugin instance. */
+/** How often commands that left processes running are checked for having ended (ms). */
+const LEFTOVER_CHECK_MS = 5_000;
+
+/**
+ * The background shells of one plugin instance, and the commands (foreground `bash` calls) whose
+ * bash exited while processes they started keep running (`server &`). Those run on until
+ * `killAll` (the plugin's dispose: `larik -p` ending, the TUI quitting) or the process exits, as
+ * inside the sandbox, where they live in the command's sandbox.
+ */
 export class BackgroundShells {
   readonly #shells = new Map<string, BackgroundShell>();
+  readonly #leftovers = new Set<ShellProcess>();
   #seq = 0;
   #exitHook?: () => void;
+  #leftoverTimer?: NodeJS.Timeout;
 
   /** Starts a command in the background and returns its record at once. */
   start(opts: Omit<ShellOptions, "onData">): BackgroundShell {
@@ -100,15 +110,50 @@ export class BackgroundShells {
     return { text, dropped };
   }
 
-  /** Kills every shell still running and stops reading them. */
+  /**
+   * Keeps a finished command whose processes may still run (`proc.lingering()`), to be killed
+   * with the background shells. Dropped once they have all ended (checked every
+   * {@link LEFTOVER_CHECK_MS}), so a process group id the system reuses later is not killed.
+   */
+  adopt(proc: ShellProcess): void {
+    if (!proc.lingering()) return;
+    this.#leftovers.add(proc);
+    this.#watchExit();
+    this.#leftoverTimer ??= setInterval(() => this.#prune(), LEFTOVER_CHECK_MS);
+    this.#leftoverTimer.unref();
+  }
+
+  /** How many adopted commands still have processes running. */
+  leftoverCount(): number {
+    this.#prune();
+    return this.#leftovers.size;
+  }
+
+  #prune(): void {
+    for (const p of this.#leftovers) if (!p.lingering()) this.#leftovers.delete(p);
+    if (!this.#leftovers.size && this.#leftoverTimer) {
+      clearInterval(this.#leftoverTimer);
+      this.#leftoverTimer = undefined;
+    }
+  }
+
+  /**
+   * Kills every shell still running, and what finished shells and adopted commands left running
+   * (SIGTERM, SIGKILL after the grace), and stops reading them.
+   */
   async killAll(): Promise<void> {
-    await Promise.all(
-      [...this.#shells.values()].map(async (s) => {
-        if (s.status === "running") await s.proc.kill();
+    this.#prune();
+    const leftovers = [...this.#leftovers];
+    this.#leftovers.clear();
+    this.#prune();
+    await Promise.all([
+      ...[...this.#shells.values()].map(async (s) => {
+        if (s.status === "running" || s.proc.lingering()) await s.proc.kill();
         s.proc.stopReading();
         await s.proc.finishSidecar();
       }),
-    );
+      ...leftovers.map((p) => p.kill()),
+    ]);
     if (this.#exitHook) process.off("exit", this.#exitHook);
     this.#exitHook = undefined;
   }
@@ -117,7 +162,8 @@ export class BackgroundShells {
   #watchExit(): void {
     if (this.#exitHook) return;
     this.#exitHook = () => {
-      for (const s of this.#shells.values()) if (s.status === "running") killGroup(s.proc.pid, "SIGKILL");
+      for (const s of this.#shells.values()) if (s.status === "running" || s.proc.lingering()) s.proc.killNowSync();
+      for (const p of this.#leftovers) if (p.lingering()) p.killNowSync();
     };
     process.on("exit", this.#exitHook);
   }

@@ -179,6 +179,56 @@ describe("bash", () => {
     expect(seen).toHaveLength(1);
   });
 
+  it("a kill reaches the process a sandbox names on its info pipe, also when the name arrives after the kill", async () => {
+    // bwrap starts the sandbox in a new session (out of the group's reach) and names its init on
+    // --info-fd; a kill in bwrap's first milliseconds can come before that name has been read
+    const pidFile = join(root, "outside.pid");
+    const sandbox: Sandbox = {
+      name: "fake",
+      probe: async () => ({ ok: true }),
+      wrap: (command, opts) => ({
+        file: "bash",
+        // the "sandbox" leaves the group at once, and says who it is only 0.4 s later
+        args: ["-c", `setsid bash -c 'echo $$ > ${pidFile}; sleep 0.4; echo "{\\"child-pid\\": $$}" >&3; exec 3>&- 4>&-; exec sleep 60' & exec 3>&- 4>&-; sleep 60`],
+        env: opts.env,
+        infoFd: 3,
+        statusFd: 4,
+      }),
+    };
+    const sctx = makeContext(root, { sandbox });
+    const running = call(bash, { command: "true", timeout: 60 }, sctx);
+    expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "")).toBe(true);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    strays.push(pid);
+    sctx.controller.abort();
+    const r = await running;
+    expect(r.content).toContain("the command and its child processes were killed");
+    expect(await until(() => !alive(pid))).toBe(true);
+  });
+
+  it("a process the command left running (`cmd &`) outlives the call and goes when the shells are killed", async () => {
+    const own = new BackgroundShells();
+    const r = await call(bashTool(own), { command: "sleep 300 & echo $!", timeout: 20 }, ctx);
+    const pid = Number(r.content.split("\n")[0]);
+    strays.push(pid);
+    expect(r.content).toContain("[exit code 0]");
+    await new Promise((res) => setTimeout(res, 200));
+    expect(alive(pid)).toBe(true);
+    expect(own.leftoverCount()).toBe(1);
+    await own.killAll();
+    expect(await until(() => !alive(pid))).toBe(true);
+    expect(own.leftoverCount()).toBe(0);
+  });
+
+  it("forgets a command once what it left running has ended", async () => {
+    const own = new BackgroundShells();
+    await call(bashTool(own), { command: "sleep 1 > /dev/null 2>&1 &", timeout: 20 }, ctx);
+    expect(own.leftoverCount()).toBe(1);
+    expect(await until(() => own.leftoverCount() === 0)).toBe(true);
+    await call(bashTool(own), { command: "true", timeout: 20 }, ctx);
+    expect(own.leftoverCount()).toBe(0);
+  });
+
   it("checkpoints checkpoint_paths first and refuses ones outside the project", async () => {
     const r = await call(bash, { command: "echo x > build.log", checkpoint_paths: ["build.log"] }, ctx);
     expect(r.content).toBe("(no output)\n[exit code 0]");

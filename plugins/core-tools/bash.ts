@@ -123,9 +123,11 @@ export function bashTool(shells: BackgroundShells) {
       ctx.signal.removeEventListener("abort", onAbort);
     }
     // bash is gone; a child it left in the background may still hold the pipe open.
-    const drained = await Promise.race([proc.closed.then(() => true), sleep(EXIT_DRAIN_MS).then(() => false)]);
+    const drained = await Promise.race([proc.outputClosed.then(() => true), sleep(EXIT_DRAIN_MS).then(() => false)]);
     proc.stopReading();
     await proc.finishSidecar();
+    // `server &`: runs on until Larik ends, then goes with the background shells.
+    shells.adopt(proc);
 
     if (proc.error) return { content: startFailure(proc.error, ctx.cwd), is_error: true };
 

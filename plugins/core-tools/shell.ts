@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { unlink } from "node:fs/promises";
-import type { Sandbox } from "../../kernel/index.js";
+import type { Readable } from "node:stream";
+import { groupAlive, readChildPid, readExitStatus, sandboxStdio, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 import { sidecarFile } from "./sidecar.js";
 
 /**
@@ -77,6 +78,37 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void
   }
 }
 
+/** Sends `signal` to the process `pid`; a vanished process is not an error. */
+function killPid(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // ESRCH: already gone
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A wait of `ms` that `cancel()` ends early, so no timer outlives what it bounded. */
+function timer(ms: number): { done: Promise<void>; cancel(): void } {
+  let t: NodeJS.Timeout | undefined;
+  let end!: () => void;
+  const done = new Promise<void>((r) => {
+    end = r;
+    t = setTimeout(r, ms);
+  });
+  return {
+    done,
+    cancel() {
+      clearTimeout(t);
+      end();
+    },
+  };
+}
+
 /** Keeps the first and last {@link KEEP_BYTES} bytes of a stream and counts the total. */
 export class OutputCapture {
   total = 0;
@@ -130,16 +162,36 @@ export interface ShellOptions {
 export interface ShellProcess {
   child: ChildProcess;
   pid: number | undefined;
-  /** Resolves when bash exits (not when its leftover children do). */
+  /**
+   * Resolves when the command's bash exits (not when its leftover children do; in a sandbox
+   * with a status pipe, when the status arrives, while the sandbox may live on for them).
+   */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves when the output pipes close (every writer gone) or reading was stopped. */
   closed: Promise<void>;
+  /**
+   * Resolves when every process writing the command's output is gone (or reading was stopped):
+   * {@link closed}, except in a sandbox with an output pipe, whose wrapper holds its own stdout
+   * while the sandbox lives on for processes the command left running with their output elsewhere.
+   */
+  outputClosed: Promise<void>;
   /** Stops reading output (leftover background children then get EPIPE on write). */
   stopReading(): void;
   /** Flushes and closes the sidecar; removes it when nothing was written. */
   finishSidecar(): Promise<void>;
-  /** SIGTERM to the group, SIGKILL after {@link KILL_GRACE_MS}; resolves when bash has exited. */
+  /**
+   * SIGTERM to the group, SIGKILL after {@link KILL_GRACE_MS} or as soon as the group is gone;
+   * a sandbox gets SIGKILL at once, also to its init by pid. Resolves when the spawned process
+   * has exited.
+   */
   kill(): Promise<void>;
+  /** SIGKILL to everything {@link kill} reaches, synchronously (for a process `exit` hook). */
+  killNowSync(): void;
+  /**
+   * True while something the command started may still run after its bash exited: the process
+   * group has members, or (sandbox with a status pipe) the sandbox still runs.
+   */
+  lingering(): boolean;
   /** True once {@link kill} was called. */
   killed: boolean;
   /** Set when the process could not be started. */
@@ -157,13 +209,21 @@ export function startShell(opts: ShellOptions): ShellProcess {
   let env: Record<string, string> = { ...(process.env as Record<string, string>), ...NONINTERACTIVE_ENV };
   let file = "bash";
   let args = ["-c", script];
+  let wrapped: SandboxedCommand | undefined;
   if (opts.sandbox) {
-    const wrapped = opts.sandbox.wrap(script, { cwd: opts.cwd, projectRoot: opts.projectRoot, env });
+    wrapped = opts.sandbox.wrap(script, { cwd: opts.cwd, projectRoot: opts.projectRoot, env });
     file = wrapped.file;
     args = wrapped.args;
     env = wrapped.env;
   }
-  const child = spawn(file, args, { cwd: opts.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const stdio = wrapped ? sandboxStdio(wrapped, ["ignore", "pipe", "pipe"]) : (["ignore", "pipe", "pipe"] as const);
+  const child = spawn(file, args, { cwd: opts.cwd, env, detached: true, stdio: stdio as ("ignore" | "pipe")[] });
+  const extraPipe = (fd: number | undefined) => (fd === undefined ? undefined : (child.stdio[fd] as Readable | null));
+  // The sandbox's init: known once bwrap has started it (info pipe), undefined without a sandbox.
+  const childPid = readChildPid(extraPipe(wrapped?.infoFd));
+  let sandboxPid: number | undefined;
+  void childPid.then((p) => (sandboxPid = p));
+  const statusPipe = extraPipe(wrapped?.statusFd);
   let sidecar: WriteStream | undefined;
   let sidecarPath: string | undefined;
   let wroteSidecar = false;
@@ -181,38 +241,61 @@ export function startShell(opts: ShellOptions): ShellProcess {
     }
     opts.onData?.(chunk);
   };
-  child.stdout!.on("data", onData);
-  child.stderr!.on("data", onData);
+  const outputPipe = extraPipe(wrapped?.outputFd);
+  const pipes = [child.stdout!, child.stderr!, ...(outputPipe ? [outputPipe] : [])];
+  for (const p of pipes) p.on("data", onData);
 
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+  type Exit = { code: number | null; signal: NodeJS.Signals | null };
+  const childExit = new Promise<Exit>((resolve) => {
     child.once("exit", (code, signal) => resolve({ code, signal }));
     child.once("error", (err) => {
       proc.error = err;
       resolve({ code: null, signal: null });
     });
   });
+  let exited = childExit;
+  if (statusPipe) {
+    const status = readExitStatus(statusPipe);
+    const fromStatus = status.then((code) => (code === undefined ? undefined : { code, signal: null }));
+    // The wrapper exiting first (killed, or failed before the command ran) ends the command too;
+    // a status written just before still wins, read within the drain time.
+    const fromChild = childExit.then(async (exit) => {
+      const drain = timer(EXIT_DRAIN_MS);
+      const s = await Promise.race([fromStatus, drain.done.then(() => undefined)]);
+      drain.cancel();
+      return s ?? exit;
+    });
+    exited = Promise.race([fromStatus.then((s) => s ?? fromChild), fromChild]);
+  }
   let stopped = false;
   let markClosed!: () => void;
   const closed = new Promise<void>((r) => (markClosed = r));
-  let open = 2;
+  let open = pipes.length;
   const onClose = () => {
     if (--open === 0) markClosed();
   };
-  child.stdout!.once("close", onClose);
-  child.stderr!.once("close", onClose);
+  for (const p of pipes) p.once("close", onClose);
   child.once("error", () => markClosed());
+  // The wrapper's own stdout stays open while its sandbox lives: the command's output is done
+  // when its own pipe closes, and, once the wrapper has exited, the wrapper's messages are read.
+  const outputClosed = outputPipe
+    ? new Promise<void>((r) => {
+        outputPipe.once("close", r);
+        child.once("error", () => r());
+      }).then(() => (child.exitCode !== null || child.signalCode !== null ? closed : undefined))
+    : closed;
 
   const proc: ShellProcess = {
     child,
     pid: child.pid,
     exited,
     closed,
+    outputClosed: Promise.race([outputClosed, closed]),
     killed: false,
     stopReading() {
       if (stopped) return;
       stopped = true;
-      child.stdout!.destroy();
-      child.stderr!.destroy();
+      for (const p of pipes) p.destroy();
       markClosed();
     },
     async finishSidecar() {
@@ -226,22 +309,51 @@ export function startShell(opts: ShellOptions): ShellProcess {
       killing ??= killNow();
       return killing;
     },
+    killNowSync() {
+      proc.killed = true;
+      killPid(sandboxPid, "SIGKILL");
+      killGroup(child.pid, "SIGKILL");
+    },
+    lingering() {
+      if (!child.pid || proc.error) return false;
+      if (statusPipe) return child.exitCode === null && child.signalCode === null;
+      return groupAlive(child.pid);
+    },
   };
   let killing: Promise<void> | undefined;
   const killNow = async () => {
     proc.killed = true;
-    // A sandboxed command runs in bwrap's new session, out of this group's reach: it dies only
-    // through --die-with-parent, so a SIGTERM buys it no grace. And a SIGTERM in bwrap's first
-    // ~10 ms left the sandbox running in 12 of 24 tries here; a SIGKILL, in 1 of 36.
-    if (opts.sandbox) killGroup(child.pid, "SIGKILL");
+    if (wrapped) {
+      // A sandboxed command runs in bwrap's new session, out of this group's reach, and the
+      // sandbox's init holds everything inside: SIGKILL to it (by pid, from bwrap's info pipe)
+      // ends the sandbox; a SIGTERM would buy nothing, init ignores it. Killed in bwrap's first
+      // milliseconds, the pid may not have been read yet while the sandbox is already in its own
+      // session, before its init set --die-with-parent: then the kill waits for the pid, which
+      // bwrap writes before it lets the sandbox start (1 of ~36 sandboxes outlived a kill here
+      // before this).
+      const known = sandboxPid;
+      killPid(known, "SIGKILL");
+      killGroup(child.pid, "SIGKILL");
+      if (known === undefined && wrapped.infoFd !== undefined) {
+        const wait = timer(KILL_GRACE_MS);
+        killPid(await Promise.race([childPid, wait.done.then(() => undefined)]), "SIGKILL");
+        wait.cancel();
+      }
+    }
     killGroup(child.pid, "SIGTERM");
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<void>((r) => (timer = setTimeout(r, KILL_GRACE_MS)));
-    await Promise.race([exited.then(() => Promise.race([closed, grace])), grace]);
-    clearTimeout(timer);
+    // Wait for the whole group, not only bash: a child that ignores SIGTERM gets the grace too.
+    const grace = timer(KILL_GRACE_MS);
+    let graceOver = false;
+    const gone = (async () => {
+      await childExit;
+      while (!graceOver && child.pid && groupAlive(child.pid)) await sleep(25);
+    })();
+    await Promise.race([gone, grace.done]);
+    graceOver = true;
+    grace.cancel();
     // Whatever survived SIGTERM (bash itself, or children that ignore it) goes now.
     killGroup(child.pid, "SIGKILL");
-    await exited;
+    await childExit;
   };
   return proc;
 }

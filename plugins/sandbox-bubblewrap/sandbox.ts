@@ -13,6 +13,10 @@
  *    loopback, so servers started inside are reachable from inside, the host's are not;
  *  - `--unshare-pid`, `--die-with-parent`, `--new-session` (no TIOCSTI into a terminal),
  *    `--cap-drop ALL` (when Larik runs as root bwrap would otherwise keep every capability);
+ *  - `--info-fd 3`: the sandbox's init pid, which a kill must name (it is in bwrap's new
+ *    session, out of reach of a kill of the runner's process group);
+ *  - a keeper as the first process inside ({@link KEEPER}): the command's output on fd 5, its
+ *    status on fd 4, and the sandbox kept while processes the command left running (`cmd &`) do;
  *  - credentials scrubbed from the environment (`env.ts`).
  */
 import { randomBytes } from "node:crypto";
@@ -45,6 +49,24 @@ export interface BubblewrapSandbox extends Sandbox {
   /** The private temp folder (created on first use). */
   tmpDir(): string;
 }
+
+/** Where bwrap writes `{"child-pid": N}` (`--info-fd`): the sandbox's init, outside the runner's group. */
+const INFO_FD = 3;
+/** Where the keeper writes the command's exit status. */
+const STATUS_FD = 4;
+/** The command's stdout and stderr: bwrap's own (held by its init for the sandbox's life) carry only its messages. */
+const OUTPUT_FD = 5;
+
+/**
+ * The sandbox's first process inside (pid 2; bwrap's init is pid 1). bwrap ends the whole sandbox
+ * as soon as its first process exits, which would take `server &` with it at the end of the call
+ * while outside the sandbox it runs on until Larik exits. So the command runs as a child, writing
+ * to the output pipe (without the status pipe); its status goes to the status pipe; then, with its
+ * own copies of both closed, the keeper
+ * waits while any other process is left in the sandbox's pid namespace (`kill -0 -1` reaches
+ * every process there but init and the caller) and exits with the command's status.
+ */
+const KEEPER = `bash -c "$1" >&${OUTPUT_FD} 2>&${OUTPUT_FD} ${STATUS_FD}>&- ${OUTPUT_FD}>&-; s=$?; exec ${OUTPUT_FD}>&- >/dev/null 2>&1; echo $s >&${STATUS_FD}; exec ${STATUS_FD}>&-; while kill -0 -1; do sleep 1; done; exit $s`;
 
 /** Paths never made writable through `sandbox.writable` (invariant 21: literal /tmp). */
 const NEVER_WRITABLE = new Set(["/", "/tmp", "/proc", "/dev", "/sys"]);
@@ -136,13 +158,13 @@ export function createBubblewrapSandbox(opts: BubblewrapOptions): BubblewrapSand
     const mcpAuth = join(cfg, "mcp-auth");
     if (existsSync(mcpAuth)) args.push("--tmpfs", mcpAuth, "--remount-ro", mcpAuth);
     if (!network) args.push("--unshare-net");
-    args.push("--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL");
-    args.push("--setenv", RUN_MARKER, runId, "--chdir", w.cwd, "--", "bash", "-c", command);
+    args.push("--unshare-pid", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--info-fd", String(INFO_FD));
+    args.push("--setenv", RUN_MARKER, runId, "--chdir", w.cwd, "--", "bash", "-c", KEEPER, "larik-sandbox", command);
     const out = scrubEnv(w.env, { passthrough, extra: keyVars });
     out.TMPDIR = t;
     out.TMP = t;
     out.TEMP = t;
-    return { file: bwrap, args, env: out };
+    return { file: bwrap, args, env: out, infoFd: INFO_FD, statusFd: STATUS_FD, outputFd: OUTPUT_FD };
   };
 
   const probe = async (): Promise<{ ok: boolean; reason?: string; fix?: string }> => {
