@@ -52,3 +52,36 @@ export function groupAlive(pgid: number): boolean {
   }
   return false;
 }
+
+/**
+ * The processes (not this one) whose environment holds `name=value`, found through
+ * `/proc/<pid>/environ` (the environment they started with); only those this user may read.
+ * Linux only: elsewhere, and when /proc cannot be read, an empty list. A marker variable set on a
+ * command finds what it started even after they left its process group (`setsid`, a daemon's
+ * double fork) and their parents are gone, unless they cleared their environment. With `prefix`,
+ * any value that starts with `value` matches.
+ */
+export function pidsWithEnv(name: string, value: string, prefix = false): number[] {
+  if (process.platform !== "linux") return [];
+  let names: string[];
+  try {
+    names = readdirSync("/proc").filter((n) => n.charCodeAt(0) <= 57);
+  } catch {
+    return [];
+  }
+  const entry = Buffer.from(`${name}=${value}${prefix ? "" : "\0"}`);
+  const found: number[] = [];
+  for (const n of names) {
+    const pid = Number(n);
+    if (pid === process.pid) continue;
+    let env: Buffer;
+    try {
+      env = readFileSync(`/proc/${n}/environ`);
+    } catch {
+      continue; // gone meanwhile, or another user's
+    }
+    const at = env.indexOf(entry);
+    if (at === 0 || (at > 0 && env[at - 1] === 0)) found.push(pid);
+  }
+  return found;
+}

@@ -10,7 +10,8 @@ import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolResult, l
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 
 const shellIdInput = lazySchema(() => z.object({ id: z.string().check(z.describe('Background shell id, e.g. "bg-1"')) }));
-import { cleanOutput, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
+import { pidsWithEnv } from "../../kernel/index.js";
+import { KILL_GRACE_MS, RUN_MARKER, cleanOutput, newRunMarker, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
 
 /** Unread bytes kept per shell; older unread output is dropped (the sidecar keeps it all). */
 const MAX_UNREAD_BYTES = 1024 * 1024;
@@ -49,6 +50,19 @@ export class BackgroundShells {
   #seq = 0;
   #exitHook?: () => void;
   #leftoverTimer?: NodeJS.Timeout;
+  /** Starts the {@link RUN_MARKER} of every command run through these shells. */
+  readonly #markerPrefix = `${newRunMarker()}-`;
+
+  /** A {@link RUN_MARKER} value for one command (`ShellOptions.marker`), found again by `killAll`. */
+  marker(): string {
+    this.#watchExit(); // what such a command leaves outside its group is found only by marker
+    return newRunMarker(this.#markerPrefix);
+  }
+
+  /** Processes of these shells' commands that left their process group (`setsid`), Linux only. */
+  #strays(): number[] {
+    return pidsWithEnv(RUN_MARKER, this.#markerPrefix, true);
+  }
 
   /** Starts a command in the background and returns its record at once. */
   start(opts: Omit<ShellOptions, "onData">): BackgroundShell {
@@ -68,6 +82,7 @@ export class BackgroundShells {
       decoder: new StringDecoder("utf8"),
     };
     shell.proc = startShell({
+      marker: this.marker(),
       ...opts,
       onData: (chunk) => {
         shell.unread.push(chunk);
@@ -154,6 +169,13 @@ export class BackgroundShells {
       }),
       ...leftovers.map((p) => p.kill()),
     ]);
+    // what left its group (`setsid server &`): SIGTERM, SIGKILL after the grace
+    let strays = this.#strays();
+    if (strays.length) {
+      for (const pid of strays) killPid(pid, "SIGTERM");
+      for (const end = Date.now() + KILL_GRACE_MS; strays.length && Date.now() < end; strays = this.#strays()) await new Promise((r) => setTimeout(r, 100));
+      for (const pid of strays) killPid(pid, "SIGKILL");
+    }
     if (this.#exitHook) process.off("exit", this.#exitHook);
     this.#exitHook = undefined;
   }
@@ -164,8 +186,17 @@ export class BackgroundShells {
     this.#exitHook = () => {
       for (const s of this.#shells.values()) if (s.status === "running" || s.proc.lingering()) s.proc.killNowSync();
       for (const p of this.#leftovers) if (p.lingering()) p.killNowSync();
+      for (const pid of this.#strays()) killPid(pid, "SIGKILL");
     };
     process.on("exit", this.#exitHook);
+  }
+}
+
+function killPid(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // gone meanwhile
   }
 }
 

@@ -109,6 +109,29 @@ describe("bash", () => {
     for (const pid of pids) expect(await until(() => !alive(pid))).toBe(true);
   }, 15_000);
 
+  it("a timeout also kills what left the process group (`setsid`), found by the command's marker", async () => {
+    const pidFile = join(root, "daemon.pid");
+    // the grandchild starts its own session, so no kill of the command's group reaches it
+    const r = await call(bash, { command: `setsid bash -c 'echo $$ > ${pidFile}; exec sleep 60' > /dev/null 2>&1 & sleep 60`, timeout: 1 }, ctx);
+    expect(r.content).toContain("[timed out after 1 s; the command and its child processes were killed]");
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    strays.push(pid);
+    expect(await until(() => !alive(pid))).toBe(true);
+  });
+
+  it("what a finished command left outside its group (`setsid server &`) goes when the shells are killed", async () => {
+    const own = new BackgroundShells();
+    const pidFile = join(root, "daemon.pid");
+    const r = await call(bashTool(own), { command: `setsid bash -c 'echo $$ > ${pidFile}; exec sleep 60' > /dev/null 2>&1 &`, timeout: 20 }, ctx);
+    expect(r.content).toBe("(no output)\n[exit code 0]");
+    expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "")).toBe(true);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    strays.push(pid);
+    expect(alive(pid)).toBe(true);
+    await own.killAll();
+    expect(await until(() => !alive(pid))).toBe(true);
+  });
+
   it("kills the whole process group when the call is aborted", async () => {
     const pidFile = join(root, "child.pid");
     const running = call(bash, { command: `sleep 60 & echo $! > ${pidFile}; sleep 60`, timeout: 60 }, ctx);

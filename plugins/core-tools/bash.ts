@@ -77,7 +77,7 @@ export function bashTool(shells: BackgroundShells) {
     } catch {
       sidecarDir = undefined; // raw output is a convenience; the command still runs
     }
-    const base = { command: args.command, cwd: ctx.cwd, projectRoot: ctx.projectRoot, sandbox, sidecarDir, toolUseId: ctx.toolUseId };
+    const base = { command: args.command, cwd: ctx.cwd, projectRoot: ctx.projectRoot, sandbox, sidecarDir, toolUseId: ctx.toolUseId, marker: shells.marker() };
 
     if (args.run_in_background) {
       let shell;

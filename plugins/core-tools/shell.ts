@@ -8,7 +8,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { unlink } from "node:fs/promises";
 import type { Readable } from "node:stream";
-import { groupAlive, readChildPid, readExitStatus, sandboxStdio, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { randomBytes } from "node:crypto";
+import { groupAlive, pidsWithEnv, readChildPid, readExitStatus, sandboxStdio, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 import { sidecarFile } from "./sidecar.js";
 
 /**
@@ -37,6 +38,17 @@ export const NONINTERACTIVE_ENV: Record<string, string> = {
   PYTHONUNBUFFERED: "1",
   HOMEBREW_NO_AUTO_UPDATE: "1",
 };
+
+/**
+ * Set on every command (`<larik pid>-<random>`): what it started carries it, also a process
+ * that left its process group (`setsid`), so a kill and Larik's exit find those too (Linux).
+ */
+export const RUN_MARKER = "LARIK_SHELL_RUN";
+
+/** A fresh {@link RUN_MARKER} value, `<prefix><larik pid>-<random>`. */
+export function newRunMarker(prefix = ""): string {
+  return `${prefix}${process.pid}-${randomBytes(6).toString("hex")}`;
+}
 
 /** Time between SIGTERM and SIGKILL of a process group, in ms. */
 export const KILL_GRACE_MS = 2_000;
@@ -154,6 +166,8 @@ export interface ShellOptions {
   sidecarDir?: string;
   /** The tool_use id naming the sidecar. */
   toolUseId: string;
+  /** The command's {@link RUN_MARKER} value (default: a fresh one). */
+  marker?: string;
   /** Called with every raw chunk, in order. */
   onData?(chunk: Buffer): void;
 }
@@ -189,7 +203,8 @@ export interface ShellProcess {
   killNowSync(): void;
   /**
    * True while something the command started may still run after its bash exited: the process
-   * group has members, or (sandbox with a status pipe) the sandbox still runs.
+   * group has members, or (sandbox with a status pipe) the sandbox still runs. Processes that
+   * left the group are not counted (finding them reads every process's environment).
    */
   lingering(): boolean;
   /** True once {@link kill} was called. */
@@ -206,7 +221,8 @@ export interface ShellProcess {
  */
 export function startShell(opts: ShellOptions): ShellProcess {
   const script = `exec 2>&1; ${opts.command}`;
-  let env: Record<string, string> = { ...(process.env as Record<string, string>), ...NONINTERACTIVE_ENV };
+  const marker = opts.marker ?? newRunMarker();
+  let env: Record<string, string> = { ...(process.env as Record<string, string>), ...NONINTERACTIVE_ENV, [RUN_MARKER]: marker };
   let file = "bash";
   let args = ["-c", script];
   let wrapped: SandboxedCommand | undefined;
@@ -224,6 +240,12 @@ export function startShell(opts: ShellOptions): ShellProcess {
   let sandboxPid: number | undefined;
   void childPid.then((p) => (sandboxPid = p));
   const statusPipe = extraPipe(wrapped?.statusFd);
+  // Processes of the command outside its group. Not for a sandbox with its own init (infoFd):
+  // killing that init ends all of them.
+  const strays = (): number[] => (wrapped?.infoFd !== undefined ? [] : pidsWithEnv(RUN_MARKER, marker));
+  const killStrays = (signal: NodeJS.Signals) => {
+    for (const pid of strays()) killPid(pid, signal);
+  };
   let sidecar: WriteStream | undefined;
   let sidecarPath: string | undefined;
   let wroteSidecar = false;
@@ -313,10 +335,12 @@ export function startShell(opts: ShellOptions): ShellProcess {
       proc.killed = true;
       killPid(sandboxPid, "SIGKILL");
       killGroup(child.pid, "SIGKILL");
+      killStrays("SIGKILL");
     },
     lingering() {
       if (!child.pid || proc.error) return false;
       if (statusPipe) return child.exitCode === null && child.signalCode === null;
+      // strays are not looked for here (a scan of /proc per call); killAll finds them by marker
       return groupAlive(child.pid);
     },
   };
@@ -341,18 +365,21 @@ export function startShell(opts: ShellOptions): ShellProcess {
       }
     }
     killGroup(child.pid, "SIGTERM");
+    killStrays("SIGTERM");
     // Wait for the whole group, not only bash: a child that ignores SIGTERM gets the grace too.
     const grace = timer(KILL_GRACE_MS);
     let graceOver = false;
     const gone = (async () => {
       await childExit;
       while (!graceOver && child.pid && groupAlive(child.pid)) await sleep(25);
+      while (!graceOver && strays().length) await sleep(50);
     })();
     await Promise.race([gone, grace.done]);
     graceOver = true;
     grace.cancel();
     // Whatever survived SIGTERM (bash itself, or children that ignore it) goes now.
     killGroup(child.pid, "SIGKILL");
+    killStrays("SIGKILL");
     await childExit;
   };
   return proc;
