@@ -62,11 +62,11 @@ const OUTPUT_FD = 5;
  * as soon as its first process exits, which would take `server &` with it at the end of the call
  * while outside the sandbox it runs on until Larik exits. So the command runs as a child, writing
  * to the output pipe (without the status pipe); its status goes to the status pipe; then, with its
- * own copies of both closed, the keeper
- * waits while any other process is left in the sandbox's pid namespace (`kill -0 -1` reaches
- * every process there but init and the caller) and exits with the command's status.
+ * own copies of both closed, the keeper waits while any other process is left in the sandbox's
+ * pid namespace (`kill -0 -1` reaches every process there but init and the caller), polling once
+ * a second (stopping, rather than spinning, if `sleep` cannot run), and exits with the status.
  */
-const KEEPER = `bash -c "$1" >&${OUTPUT_FD} 2>&${OUTPUT_FD} ${STATUS_FD}>&- ${OUTPUT_FD}>&-; s=$?; exec ${OUTPUT_FD}>&- >/dev/null 2>&1; echo $s >&${STATUS_FD}; exec ${STATUS_FD}>&-; while kill -0 -1; do sleep 1; done; exit $s`;
+const KEEPER = `bash -c "$1" >&${OUTPUT_FD} 2>&${OUTPUT_FD} ${STATUS_FD}>&- ${OUTPUT_FD}>&-; s=$?; exec ${OUTPUT_FD}>&- >/dev/null 2>&1; echo $s >&${STATUS_FD}; exec ${STATUS_FD}>&-; while kill -0 -1 && sleep 1; do :; done; exit $s`;
 
 /** Paths never made writable through `sandbox.writable` (invariant 21: literal /tmp). */
 const NEVER_WRITABLE = new Set(["/", "/tmp", "/proc", "/dev", "/sys"]);
