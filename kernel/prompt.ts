@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type { Host } from "./host.js";
-import { configDir, dirsFromRoot, gitRoot } from "./paths.js";
+import { configDir, dirsFromRoot, gitRoot, tildePath } from "./paths.js";
 import { localDay } from "./kit/time.js";
 
 /**
@@ -34,13 +34,27 @@ function readIfExists(p: string): string | undefined {
 }
 
 /**
- * Instruction files in load order (§13): `~/.config/larik/AGENTS.md`, then per folder from the git
- * root down to `cwd` its `AGENTS.md`, else `CLAUDE.md`; empty files skipped. `[source label, content]`.
+ * The label of the global instruction file in the prompt: its path with the home folder as `~`
+ * (`~/.config/larik/AGENTS.md`, `~/dotfiles/larik/AGENTS.md`), or `$XDG_CONFIG_HOME/larik/AGENTS.md`
+ * when `XDG_CONFIG_HOME` lies outside the home folder, so a temporary or per-run config folder
+ * never makes the prompt differ between runs (LARIK-REFERENCE §31: the file lives under
+ * `$XDG_CONFIG_HOME/larik`, else `~/.config/larik`).
+ */
+export function globalInstructionsLabel(env: NodeJS.ProcessEnv = process.env): string {
+  const label = tildePath(join(configDir(env), "AGENTS.md"), env);
+  return label.startsWith("~/") ? label : "$XDG_CONFIG_HOME/larik/AGENTS.md";
+}
+
+/**
+ * Instruction files in load order (§13): the global `AGENTS.md` of the config folder
+ * (`$XDG_CONFIG_HOME/larik`, else `~/.config/larik`; labelled by {@link globalInstructionsLabel}),
+ * then per folder from the git root down to `cwd` its `AGENTS.md`, else `CLAUDE.md`; empty files
+ * skipped. `[source label, content]`.
  */
 export function instructionFiles(cwd: string, env: NodeJS.ProcessEnv = process.env): [string, string][] {
   const out: [string, string][] = [];
   const global = readIfExists(join(configDir(env), "AGENTS.md"));
-  if (global?.trim()) out.push(["~/.config/larik/AGENTS.md", global]);
+  if (global?.trim()) out.push([globalInstructionsLabel(env), global]);
   // labels relative to the first folder walked (canonical like the rest): a cwd reached through a
   // symlink, outside git, must not make the label a run-varying `../../real/path/AGENTS.md`
   const dirs = dirsFromRoot(cwd);

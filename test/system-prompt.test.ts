@@ -47,6 +47,30 @@ describe("instruction files", () => {
     ]);
   });
 
+  it("the global file is read from XDG_CONFIG_HOME and labelled with it, never with a run-varying path", async () => {
+    const { home, cwd, env } = layout(); // ~/.config/larik/AGENTS.md says "GLOBAL rules"
+    const dotfiles = join(home, "dotfiles", "cfg");
+    mkdirSync(join(dotfiles, "larik"), { recursive: true });
+    writeFileSync(join(dotfiles, "larik", "AGENTS.md"), "DOTFILES rules\n");
+    expect(instructionFiles(cwd, { ...env, XDG_CONFIG_HOME: dotfiles })[0]).toEqual(["~/dotfiles/cfg/larik/AGENTS.md", "DOTFILES rules\n"]);
+    // outside the home folder (a temp folder per CI run): the prompt must not change with it
+    const systems: string[] = [];
+    for (const xdg of [tmp("larik-sp-xdg-"), tmp("larik-sp-xdg-")]) {
+      mkdirSync(join(xdg, "larik"));
+      writeFileSync(join(xdg, "larik", "AGENTS.md"), "XDG rules\n");
+      expect(instructionFiles(cwd, { ...env, XDG_CONFIG_HOME: xdg })[0]).toEqual(["$XDG_CONFIG_HOME/larik/AGENTS.md", "XDG rules\n"]);
+      const host = await Host.create({ plugins: [], cwd, settings: {}, env: { ...env, XDG_CONFIG_HOME: xdg } });
+      const provider = new ScriptedProvider([{ blocks: [text("ok")] }]);
+      const agent = await host.openAgent({ provider, model: "scripted/x", mode: "default" });
+      await drain(agent.run("hi"));
+      systems.push(provider.requests[0]!.system);
+      expect(provider.requests[0]!.system).not.toContain(xdg);
+    }
+    expect(systems[0]).toContain('<instructions source="$XDG_CONFIG_HOME/larik/AGENTS.md">\nXDG rules\n</instructions>');
+    expect(systems[0]).not.toContain("GLOBAL rules");
+    expect(systems[1]).toBe(systems[0]);
+  });
+
   it("an empty AGENTS.md does not hide the CLAUDE.md beside it", () => {
     const dir = tmp("larik-sp-empty-");
     writeFileSync(join(dir, "AGENTS.md"), "\n  \n");
