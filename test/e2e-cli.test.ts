@@ -347,6 +347,21 @@ describe("larik -p end to end", () => {
     expect(events[1]).toEqual({ type: "notice", text: expect.stringMatching(/^@secret\.txt not attached: /) });
   });
 
+  it("an @ mention of a cut-short image is not attached but named in a notice; a whole one is sent", async () => {
+    const repo = makeRepo();
+    const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const png = readFileSync(join(import.meta.dirname, "fixtures", "images", "python.png"));
+    writeFileSync(join(repo, "cut.png"), png.subarray(0, 700));
+    writeFileSync(join(repo, "ok.png"), png);
+    server.requests.length = 0;
+    server.push({ text: "one picture" });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "compare @cut.png and @ok.png"], { cwd: repo, env });
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, "one picture\n", "! @cut.png not attached: it could not be read as an image: truncated PNG (the IDAT chunk runs past the end of the file)\n"]);
+    const sent = JSON.stringify(server.requests[0]!.body.messages);
+    expect(sent.split("data:image/png;base64,")).toHaveLength(2);
+    expect(sent).toContain(`data:image/png;base64,${png.toString("base64")}"`);
+  });
+
   it("appends piped stdin to a prompt argument; /dev/null, a file and a pipe that never ends do not hang it", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

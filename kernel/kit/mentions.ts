@@ -7,8 +7,14 @@
  */
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, relative, resolve } from "node:path";
+<<<<<<< HEAD:kernel/kit/mentions.ts
 import type { Agent } from "../agent.js";
 import type { Block } from "../types.js";
+=======
+import type { Agent } from "./agent.js";
+import { imageProblem, sniffImageType } from "./images.js";
+import type { Block } from "./types.js";
+>>>>>>> a9c46a3 (read and @ mentions: check images whole before sending them (kernel/images.ts: PNG chunks+CRC to IEND, JPEG segments to EOI, GIF trailer, WebP RIFF size, ≤ 8000 px a side); a cut or corrupt image is a one-line error, the type comes from the bytes):kernel/mentions.ts
 
 /** Largest text file attached whole, in bytes. */
 export const MAX_ATTACH_BYTES = 256 * 1024;
@@ -77,8 +83,16 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
         notices.push(`@${token} not attached: images are limited to 5 MB`);
         continue;
       }
-      const data = (await readFile(abs)).toString("base64");
-      blocks.push({ type: "image", media_type: mime, data, attachment: rel });
+      const bytes = await readFile(abs);
+      // the bytes decide the type (a JPEG saved as .png); a cut or corrupt image would make the
+      // API refuse this and every later request of the session (see images.ts)
+      const actual = sniffImageType(bytes) ?? mime;
+      const problem = imageProblem(bytes, actual);
+      if (problem) {
+        notices.push(`@${token} not attached: it could not be read as an image: ${problem}`);
+        continue;
+      }
+      blocks.push({ type: "image", media_type: actual, data: bytes.toString("base64"), attachment: rel });
       continue;
     }
     if (st.size > MAX_ATTACH_BYTES && !range) {

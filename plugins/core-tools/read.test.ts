@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdir, open, stat, symlink, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -11,7 +12,9 @@ beforeEach(async () => {
 });
 afterEach(() => cleanup());
 
-const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a2f2d0c20000000049454e44ae426082", "hex");
+const FIXTURES = join(import.meta.dirname, "..", "..", "test", "fixtures", "images");
+// a whole 1×1 red PNG (the one here before had a bad IDAT checksum and deflate stream)
+const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cfc0f01f00050001ff89993d1d0000000049454e44ae426082", "hex");
 
 describe("read", () => {
   it("numbers lines with a 6-wide right-aligned number and a tab", async () => {
@@ -107,6 +110,31 @@ describe("read", () => {
     const r = await call(readTool, { path: "dot.png" }, makeContext(root));
     expect(r.is_error).toBeFalsy();
     expect(r.images).toEqual([{ media_type: "image/png", data: PNG.toString("base64") }]);
+  });
+
+  it("answers a truncated or corrupt image with a text error instead of sending it", async () => {
+    // a real JPEG and PNG (CPython's test images), cut or damaged as a failed download leaves them
+    const jpg = readFileSync(join(FIXTURES, "python.jpg"));
+    const png = readFileSync(join(FIXTURES, "python.png"));
+    const flipped = Buffer.from(png);
+    flipped[60]! ^= 0xff;
+    await writeTree(root, { "cut.jpg": jpg.subarray(0, jpg.length - 40), "cut.png": png.subarray(0, 700), "bad.png": flipped, "ok.jpg": jpg });
+    const ctx = makeContext(root);
+    const results = await Promise.all(["cut.jpg", "cut.png", "bad.png"].map((path) => call(readTool, { path }, ctx)));
+    expect(results.map((r) => [r.is_error, r.images, r.content])).toEqual([
+      [true, undefined, "cut.jpg could not be read as an image: truncated JPEG (no end-of-image marker); it was not sent to the model"],
+      [true, undefined, "cut.png could not be read as an image: truncated PNG (the IDAT chunk runs past the end of the file); it was not sent to the model"],
+      [true, undefined, "bad.png could not be read as an image: corrupt PNG (bad checksum in the cHRM chunk); it was not sent to the model"],
+    ]);
+    // the whole file still goes out as an image
+    expect((await call(readTool, { path: "ok.jpg" }, ctx)).images).toEqual([{ media_type: "image/jpeg", data: jpg.toString("base64") }]);
+  });
+
+  it("sends an image with the type its bytes say, not its name's", async () => {
+    const jpg = readFileSync(join(FIXTURES, "python.jpg"));
+    await writeTree(root, { "shot.png": jpg });
+    const r = await call(readTool, { path: "shot.png" }, makeContext(root));
+    expect([r.is_error, r.content, r.images?.[0]?.media_type]).toEqual([undefined, `Image shot.png (image/jpeg, ${jpg.length} bytes)`, "image/jpeg"]);
   });
 
   it("records the mtime for freshness", async () => {

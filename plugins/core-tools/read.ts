@@ -1,12 +1,12 @@
 /**
- * `read` (LARIK-REFERENCE §3): line-numbered text, images as images, binaries and directories
- * refused; records the mtime for read-before-write freshness (§5).
+ * `read` (LARIK-REFERENCE §3): line-numbered text, images as images (checked whole first, see
+ * kernel/images.ts), binaries and directories refused; records the mtime for read-before-write freshness (§5).
  */
 import { open, stat } from "node:fs/promises";
 import { extname } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, defineTool, type FileTracker, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
+import { OUTPUT_CAP_BYTES, defineTool, imageProblem, sniffImageType, type FileTracker, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { looksBinary } from "./fileio.js";
 import { ToolInputError, errorResult, pathSubject, resolvePath } from "./paths.js";
@@ -23,13 +23,8 @@ const TEXT_BUDGET_BYTES = OUTPUT_CAP_BYTES - 2_000;
 const COUNT_SCAN_BYTES = 64 * 1024 * 1024;
 const CHUNK = 64 * 1024;
 
-const IMAGE_TYPES: Record<string, { mime: string; magic: (b: Buffer) => boolean }> = {
-  ".png": { mime: "image/png", magic: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) },
-  ".jpg": { mime: "image/jpeg", magic: (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
-  ".jpeg": { mime: "image/jpeg", magic: (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff },
-  ".gif": { mime: "image/gif", magic: (b) => b.subarray(0, 4).toString("latin1") === "GIF8" },
-  ".webp": { mime: "image/webp", magic: (b) => b.subarray(0, 4).toString("latin1") === "RIFF" && b.subarray(8, 12).toString("latin1") === "WEBP" },
-};
+/** Extensions read as images; the file's own first bytes then say which type it is. */
+const IMAGE_EXTENSIONS = new Set([".png", ".jpg", ".jpeg", ".gif", ".webp"]);
 
 /** What the last full read of a path returned, per agent (keyed by the agent's tracker). */
 interface ReadMemo {
@@ -218,8 +213,7 @@ async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<Tool
     if (st.isDirectory()) throw new ToolInputError(`${rel} is a directory; use glob to list its files`);
     if (!st.isFile()) throw new ToolInputError(`${rel} is not a regular file (device, socket or pipe); read only opens files`);
 
-    const image = IMAGE_TYPES[extname(abs).toLowerCase()];
-    if (image) {
+    if (IMAGE_EXTENSIONS.has(extname(abs).toLowerCase())) {
       if (st.size > MAX_IMAGE_BYTES) {
         throw new ToolInputError(`${rel} is an image of ${st.size} bytes; read returns images up to ${MAX_IMAGE_BYTES} bytes`);
       }
@@ -230,11 +224,17 @@ async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<Tool
       } finally {
         await fh.close();
       }
-      if (image.magic(data)) {
+      // the bytes decide the type: a screenshot saved as .png may be a JPEG
+      const mime = sniffImageType(data);
+      if (mime) {
+        // a cut or corrupt image would be refused by the API (Anthropic: HTTP 400 "Could not
+        // process image") in this and every later request of the session: never send one
+        const problem = imageProblem(data, mime);
+        if (problem) throw new ToolInputError(`${rel} could not be read as an image: ${problem}; it was not sent to the model`);
         ctx.files.recordRead(abs, st.mtimeMs);
         return {
-          content: `Image ${rel} (${image.mime}, ${data.length} bytes)`,
-          images: [{ media_type: image.mime, data: data.toString("base64") }],
+          content: `Image ${rel} (${mime}, ${data.length} bytes)`,
+          images: [{ media_type: mime, data: data.toString("base64") }],
         };
       }
       // Not really an image: fall through and treat it by its content.
