@@ -21,6 +21,13 @@ import { thinkingStyle } from "../plugins/anthropic/catalog.js";
 import { mapStopReason } from "../plugins/anthropic/decode.js";
 import { collect, matchesDescriptor, ReplayServer, sseBody, type Reply } from "./fakes/replay-server.js";
 import { fixture, manifestFor, NORMALIZED_STOP, replyFor, CHUNKINGS } from "./fakes/recordings.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+// whole images (CPython's test images): anything else is sent as a note, see request.ts
+const IMAGES = join(import.meta.dirname, "fixtures", "images");
+const PNG64 = readFileSync(join(IMAGES, "python.png")).toString("base64");
+const JPEG64 = readFileSync(join(IMAGES, "python.jpg")).toString("base64");
 
 const manifest = manifestFor("anthropic");
 
@@ -194,7 +201,7 @@ describe("request body", () => {
         blocks: [
           { type: "text", text: "<system-note>x</system-note>" },
           { type: "tool_result", id: "t1", content: "no such file", is_error: true },
-          { type: "tool_result", id: "t2", content: "screenshot", images: [{ media_type: "image/png", data: "iVBOR" }] },
+          { type: "tool_result", id: "t2", content: "screenshot", images: [{ media_type: "image/png", data: PNG64 }] },
         ],
       },
     ];
@@ -204,7 +211,7 @@ describe("request body", () => {
     expect(user.content[0]).toEqual({ type: "tool_result", tool_use_id: "t1", content: "no such file", is_error: true });
     expect(user.content[1].content).toEqual([
       { type: "text", text: "screenshot" },
-      { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } },
+      { type: "image", source: { type: "base64", media_type: "image/png", data: PNG64 } },
     ]);
     expect(body.messages[1].content[0]).toEqual({ type: "tool_use", id: "t1", name: "read", input: { path: "a" } });
   });
@@ -218,7 +225,7 @@ describe("request body", () => {
         role: "user",
         blocks: [
           { type: "tool_result", id: "toolu_1", content: "\n" },
-          { type: "tool_result", id: "toolu_2", content: " ", images: [{ media_type: "image/png", data: "iVBOR" }] },
+          { type: "tool_result", id: "toolu_2", content: " ", images: [{ media_type: "image/png", data: PNG64 }] },
         ],
       },
     ];
@@ -236,7 +243,7 @@ describe("request body", () => {
     expect(texts).toEqual(["list it"]);
     expect(body.messages[1].content).toEqual([{ type: "tool_use", id: "toolu_1", name: "ls", input: {} }]);
     expect(body.messages[2].content[0]).toEqual({ type: "tool_result", tool_use_id: "toolu_1" });
-    expect(body.messages[2].content[1].content).toEqual([{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } }]);
+    expect(body.messages[2].content[1].content).toEqual([{ type: "image", source: { type: "base64", media_type: "image/png", data: PNG64 } }]);
   });
 
   it("maps tool-call ids the API's pattern rejects, the same way for the call and its result", async () => {
@@ -283,8 +290,8 @@ describe("request body", () => {
   });
 
   it("sends user images as base64 image blocks", async () => {
-    const body = await send(request({ messages: [{ role: "user", blocks: [{ type: "image", media_type: "image/jpeg", data: "/9j/" }, { type: "text", text: "what is it?" }] }] }));
-    expect(body.messages[0].content[0]).toEqual({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/" } });
+    const body = await send(request({ messages: [{ role: "user", blocks: [{ type: "image", media_type: "image/jpeg", data: JPEG64 }, { type: "text", text: "what is it?" }] }] }));
+    expect(body.messages[0].content[0]).toEqual({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: JPEG64 } });
   });
 
   const priorTurn = (model: string, provider = "anthropic"): Message[] => [
@@ -621,6 +628,84 @@ describe("a rejected thinking replay (LARIK-REFERENCE §10)", () => {
     const out = await collect((await provider()).stream(request({ model: MODEL })));
     expect((out.error as ProviderError).status).toBe(400);
     expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("images the API cannot process (HTTP 400 Could not process image)", () => {
+  const MODEL = "claude-sonnet-4-20250514";
+  const png = readFileSync(join(IMAGES, "python.png"));
+  const CUT64 = png.subarray(0, 700).toString("base64");
+  /** A session with two images read by tools and one the user attached. */
+  const messages = (shot: string): Message[] => [
+    { role: "user", blocks: [{ type: "text", text: "look at these" }] },
+    {
+      role: "assistant",
+      model: MODEL,
+      blocks: [
+        { type: "tool_use", id: "t1", name: "read", input: { path: "a.png" } },
+        { type: "tool_use", id: "t2", name: "read", input: { path: "b.png" } },
+      ],
+    },
+    {
+      role: "user",
+      blocks: [
+        { type: "tool_result", id: "t1", content: "Image a.png", images: [{ media_type: "image/png", data: shot }] },
+        { type: "tool_result", id: "t2", content: "Image b.jpg", images: [{ media_type: "image/jpeg", data: JPEG64 }] },
+      ],
+    },
+    { role: "assistant", model: MODEL, blocks: [{ type: "text", text: "Two pictures." }] },
+    { role: "user", blocks: [{ type: "image", media_type: "image/png", data: PNG64 }, { type: "text", text: "and this?" }] },
+  ];
+  const error400 = (message: string): Reply => ({
+    status: 400,
+    headers: { "content-type": "application/json", "x-should-retry": "false" },
+    body: JSON.stringify({ type: "error", error: { type: "invalid_request_error", message }, request_id: "req_011" }),
+  });
+  const ok = (): Reply => ({ status: 200, body: fixture("anthropic/text.sse") });
+  /** Each message's blocks: `image`, or the text of a note; tool results by their parts. */
+  const shape = (body: any) =>
+    body.messages.map((m: any) =>
+      m.content.map((b: any) => (b.type === "tool_result" ? b.content.map((p: any) => (p.type === "image" ? "image" : p.text)) : b.type === "image" ? "image" : b.text)),
+    );
+
+  it("an image cut short in the session (read before the check) goes out as a note; the whole ones as images", async () => {
+    server.enqueue(ok());
+    const out = await collect((await provider()).stream(request({ model: MODEL, messages: messages(CUT64) })));
+    expect(out.error).toBeUndefined();
+    expect(shape(server.requests[0]!.json())).toEqual([
+      ["look at these"],
+      [undefined, undefined],
+      [["Image a.png", "[image omitted: truncated PNG (the IDAT chunk runs past the end of the file)]"], ["Image b.jpg", "image"]],
+      ["Two pictures."],
+      ["image", "and this?"],
+    ]);
+  });
+
+  it("an image the API refuses without saying which: resent once with every image as a note, and later requests send the note at once", async () => {
+    server.enqueue(error400("Could not process image"), ok(), ok());
+    const p = await provider();
+    const out = await collect(p.stream(request({ model: MODEL, messages: messages(PNG64) })));
+    expect(out.error).toBeUndefined();
+    expect(out.done!.stop_reason).toBe("end_turn");
+    const notices = out.events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text);
+    expect(notices).toEqual(["anthropic: the API could not process an image in the conversation (Could not process image [request_id req_011]); resending once with 3 images replaced by a note"]);
+    const note = "[image omitted: the API could not process it]";
+    const resent = [["look at these"], [undefined, undefined], [["Image a.png", note], ["Image b.jpg", note]], ["Two pictures."], [note, "and this?"]];
+    expect(shape(server.requests[1]!.json())).toEqual(resent);
+    // the next turn of the session: no failing request first
+    const next = await collect(p.stream(request({ model: MODEL, messages: messages(PNG64) })));
+    expect(next.error).toBeUndefined();
+    expect(server.requests).toHaveLength(3);
+    expect(shape(server.requests[2]!.json())).toEqual(resent);
+  });
+
+  it("an error naming the image replaces that one only; a second refusal is surfaced", async () => {
+    const named = "messages.2.content.1.content.1.image.source.base64.data: The image was specified using the image/jpeg media type, but does not appear to be a valid jpeg image";
+    server.enqueue(error400(named), error400("Could not process image"));
+    const out = await collect((await provider()).stream(request({ model: MODEL, messages: messages(PNG64) })));
+    expect(shape(server.requests[1]!.json())[2]).toEqual([["Image a.png", "image"], ["Image b.jpg", "[image omitted: the API could not process it]"]]);
+    expect([(out.error as ProviderError).status, (out.error as ProviderError).message]).toEqual([400, "Could not process image [request_id req_011]"]);
+    expect(server.requests).toHaveLength(2);
   });
 });
 

@@ -20,6 +20,7 @@ import { decodeAnthropicStream } from "./decode.js";
 import { buildBody } from "./request.js";
 import { fitMaxTokens, outputRoom } from "./context-limit.js";
 import { isThinkingRejected, stripThinking } from "./thinking-reject.js";
+import { dropRejectedImages, isImageRejected } from "./image-reject.js";
 
 /** `anthropic-version` header value; still the current one in the official SDK. */
 export const ANTHROPIC_VERSION = "2023-06-01";
@@ -36,6 +37,8 @@ export class AnthropicProvider implements Provider {
   readonly name: string;
   readonly #config: ProviderConfig;
   readonly #opts: AnthropicOptions;
+  /** Images the API refused in this provider's lifetime (base64 data): later requests send a note instead. */
+  readonly #rejectedImages = new Set<string>();
 
   constructor(config: ProviderConfig, opts: AnthropicOptions = {}) {
     this.name = config.name;
@@ -46,10 +49,13 @@ export class AnthropicProvider implements Provider {
   /**
    * Streams `POST {base_url}/v1/messages`. Retries (before any output, also of an in-stream
    * error such as `overloaded_error`) follow kernel/kit/http-retry.ts (`sendJson`, `streamWithRetries`).
-   * Two HTTP 400s are answered by resending once each (a 400 comes before any output, so the user
-   * sees nothing twice): replayed thinking rejected (see thinking-reject.ts) → without
+   * Three HTTP 400s are answered by resending once each (a 400 comes before any output, so the
+   * user sees nothing twice): replayed thinking rejected (see thinking-reject.ts) → without
    * thinking/redacted_thinking blocks, after a `notice`; prompt + `max_tokens` over the window
-   * (see context-limit.ts) → with `max_tokens` lowered to the room the error names.
+   * (see context-limit.ts) → with `max_tokens` lowered to the room the error names; an image
+   * refused (`Could not process image`, see image-reject.ts) → with it (or, when the error does
+   * not say which, every image) replaced by a note, after a `notice`; the images stay replaced in
+   * later requests through this provider.
    * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams; the
    *   400 itself (`context_overflow`) when under 1 024 output tokens are left.
    */
@@ -57,7 +63,8 @@ export class AnthropicProvider implements Provider {
     const base = this.#config.base_url ?? ANTHROPIC_BASE_URL;
     const url = joinUrl(base, "v1/messages");
     const entry = (this.#opts.models ?? ANTHROPIC_MODELS).find((m) => m.id === req.model);
-    const body = buildBody(req, { provider: this.name, defaultMaxTokens: entry?.max_output ?? DEFAULT_MAX_TOKENS });
+    const rejectedImages = this.#rejectedImages;
+    const body = buildBody(req, { provider: this.name, defaultMaxTokens: entry?.max_output ?? DEFAULT_MAX_TOKENS, rejectedImages });
     const post = providerRequest(this.#config, this.#opts, {
       url,
       body,
@@ -69,6 +76,7 @@ export class AnthropicProvider implements Provider {
     // body is read at send time: the recoveries below change it in place, once each per stream
     let stripped = false;
     let capped = false;
+    let imagesDropped = false;
     const name = this.name;
     async function* open(): AsyncGenerator<StreamEvent, Response, void> {
       for (;;) {
@@ -79,6 +87,18 @@ export class AnthropicProvider implements Provider {
           if (room !== undefined && fitMaxTokens(body, room)) {
             capped = true;
             continue;
+          }
+          if (!imagesDropped && isImageRejected(err)) {
+            const dropped = dropRejectedImages(body, err as Error);
+            if (dropped.length) {
+              imagesDropped = true;
+              for (const data of dropped) rejectedImages.add(data);
+              yield {
+                type: "notice",
+                text: `${name}: the API could not process an image in the conversation (${(err as Error).message}); resending once with ${dropped.length} image${dropped.length === 1 ? "" : "s"} replaced by a note`,
+              };
+              continue;
+            }
           }
           if (stripped || !isThinkingRejected(err)) throw err;
           const removed = stripThinking(body);

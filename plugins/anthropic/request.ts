@@ -3,7 +3,7 @@
  * (WIRE-FORMATS §1.2–§1.4; platform.claude.com/docs/en/api/messages).
  */
 import { createHash } from "node:crypto";
-import type { Block, Effort, Message, ModelRequest } from "../../kernel/index.js";
+import { imageProblem, type Block, type Effort, type Message, type ModelRequest } from "../../kernel/index.js";
 import { thinkingStyle } from "./catalog.js";
 
 /** What the body builder needs besides the request. */
@@ -12,6 +12,11 @@ export interface BuildContext {
   provider: string;
   /** Output cap when the request has none (tokens). */
   defaultMaxTokens: number;
+  /**
+   * Base64 data of images the API refused earlier (HTTP 400 `Could not process image`, see
+   * image-reject.ts): sent as a note instead, so the request does not fail again.
+   */
+  rejectedImages?: ReadonlySet<string>;
 }
 
 type ApiBlock = Record<string, unknown>;
@@ -34,6 +39,10 @@ const EPHEMERAL = { type: "ephemeral" } as const;
  * - `system` becomes one text block carrying a cache breakpoint.
  * - Tool results stay inside user messages, first in the content (the API requires it), with
  *   `is_error` and images as content blocks.
+ * - An image that is not a whole PNG, JPEG, GIF or WebP of its declared type (kernel/images.ts;
+ *   one read before that check existed, kept in a session) or that the API refused earlier
+ *   (`rejectedImages`) is sent as a text note `[image omitted: …]`: the API answers such an image
+ *   with HTTP 400 `Could not process image` on every request that carries it.
  * - Text blocks that are empty or only white space are left out: the API answers them with
  *   HTTP 400 "text content blocks must contain non-whitespace text", on every later request of
  *   the session, since the block stays in the transcript (a model may answer "\n\n" before a
@@ -61,7 +70,7 @@ export function buildBody(req: ModelRequest, ctx: BuildContext): Record<string, 
   for (const m of req.messages) {
     let content: ApiBlock[];
     if (m.role === "user") {
-      content = userContent(m.blocks, (id) => ids.get(id) ?? anthropicToolId(id));
+      content = userContent(m.blocks, (id) => ids.get(id) ?? anthropicToolId(id), ctx.rejectedImages);
       ids = new Map();
     } else {
       ids = uniqueToolIds(m, used);
@@ -129,11 +138,27 @@ function uniqueToolIds(m: Message, used: Set<string>): Map<string, string> {
 /** True when `text` has something besides white space (what the API accepts in a text block). */
 const hasText = (text: string | undefined): text is string => !!text && text.trim() !== "";
 
-function imageBlock(media_type: string, data: string): ApiBlock {
-  return { type: "image", source: { type: "base64", media_type, data } };
+/** The check's verdict per image object of the conversation (null: fine), so each is decoded once. */
+const verdicts = new WeakMap<object, string | null>();
+
+/** Why `img` cannot go out as an image (see {@link buildBody}), or undefined. */
+function unsendable(img: { media_type: string; data: string }, rejected: ReadonlySet<string> | undefined): string | undefined {
+  if (rejected?.has(img.data)) return "the API could not process it";
+  let verdict = verdicts.get(img);
+  if (verdict === undefined) {
+    verdict = imageProblem(Buffer.from(img.data, "base64"), img.media_type) ?? null;
+    verdicts.set(img, verdict);
+  }
+  return verdict ?? undefined;
 }
 
-function userContent(blocks: Block[], idOf: (id: string) => string): ApiBlock[] {
+function imageBlock(img: { media_type: string; data: string }, rejected: ReadonlySet<string> | undefined): ApiBlock {
+  const why = unsendable(img, rejected);
+  if (why) return { type: "text", text: `[image omitted: ${why}]` };
+  return { type: "image", source: { type: "base64", media_type: img.media_type, data: img.data } };
+}
+
+function userContent(blocks: Block[], idOf: (id: string) => string, rejected: ReadonlySet<string> | undefined): ApiBlock[] {
   const results: ApiBlock[] = [];
   const rest: ApiBlock[] = [];
   for (const b of blocks) {
@@ -142,7 +167,7 @@ function userContent(blocks: Block[], idOf: (id: string) => string): ApiBlock[] 
       if (b.images?.length) {
         const parts: ApiBlock[] = [];
         if (hasText(b.content)) parts.push({ type: "text", text: b.content });
-        for (const img of b.images) parts.push(imageBlock(img.media_type, img.data));
+        for (const img of b.images) parts.push(imageBlock(img, rejected));
         out.content = parts;
       } else if (hasText(b.content)) {
         out.content = b.content;
@@ -152,7 +177,7 @@ function userContent(blocks: Block[], idOf: (id: string) => string): ApiBlock[] 
     } else if (b.type === "text") {
       if (hasText(b.text)) rest.push({ type: "text", text: b.text });
     } else if (b.type === "image") {
-      rest.push(imageBlock(b.media_type, b.data));
+      rest.push(imageBlock(b, rejected));
     }
   }
   return [...results, ...rest];
