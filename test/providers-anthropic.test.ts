@@ -772,6 +772,26 @@ describe("configuration through resolveModel", () => {
     expect(endpointHint(r.config)).toBe("check providers.anthropic.base_url or ANTHROPIC_BASE_URL");
   });
 
+  it("ANTHROPIC_BASE_URL ending in /v1: /v1/messages is appended as Anthropic's SDK does, and the 404 says to leave /v1 out", async () => {
+    // what a FastAPI proxy (LiteLLM) answers for a path it does not serve, and a Go server's text
+    server.enqueue(
+      { status: 404, headers: { "content-type": "application/json" }, body: '{"detail":"Not Found"}' },
+      { status: 404, headers: { "content-type": "text/plain" }, body: "404 page not found" },
+    );
+    const r = resolveModel("claude-opus-5", registry(), {}, { ANTHROPIC_API_KEY: "sk-env", ANTHROPIC_BASE_URL: `${server.url}/v1` });
+    const err = (await collect((await r.factory.create(r.config)).stream(request({ model: r.model })))).error as ProviderError;
+    expect(server.requests[0]!.path).toBe("/v1/v1/messages");
+    expect([err.kind, err.retryable, err.message]).toEqual([
+      "not_found",
+      false,
+      `Not Found (${server.url}/v1/v1/messages: the base URL ends in /v1, but /v1/messages is appended to it (as Anthropic's SDK does): leave /v1 out (check providers.anthropic.base_url or ANTHROPIC_BASE_URL))`,
+    ]);
+    // a base URL without /v1 that still misses: where the path comes from, and what to check
+    const other = resolveModel("claude-opus-5", registry(), { providers: { anthropic: { base_url: `${server.url}/anthropic` } } }, { ANTHROPIC_API_KEY: "sk-env" });
+    const e2 = (await collect((await other.factory.create(other.config)).stream(request({ model: other.model })))).error as ProviderError;
+    expect(e2.message).toBe(`404 page not found (${server.url}/anthropic/v1/messages: /v1/messages is appended to the base URL (as Anthropic's SDK does): check providers.anthropic.base_url or ANTHROPIC_BASE_URL)`);
+  });
+
   it("a 401 names where the key came from: the variable, or the config setting", async () => {
     const auth401: Reply = { status: 401, headers: { "content-type": "application/json" }, body: fixture("anthropic/error-401-authentication.json") };
     server.enqueue(auth401, auth401);

@@ -622,11 +622,18 @@ describe("presets and configuration", () => {
     const bare = await factory("openai-compatible").create({ name: "openai-compatible", base_url: server.url, api_key: "k", api_key_env: "OPENAI_API_KEY" });
     const err = (await collect(bare.stream(request()))).error as ProviderError;
     expect([err.kind, err.status, err.retryable]).toEqual(["not_found", 404, false]);
-    expect(err.message).toBe(`404 page not found (${server.url}/chat/completions)`);
+    // OpenAI's SDK appends no /v1 either: the message says the base URL needs it
+    expect(err.message).toBe(
+      `404 page not found (${server.url}/chat/completions: /chat/completions is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (check providers.openai-compatible.base_url))`,
+    );
     const model = (await collect((await provider()).stream(request()))).error as ProviderError;
     // one that names the model is clear as it is
     expect(model.message).toBe("The model `gpt-nope` does not exist or you do not have access to it.");
-    expect(server.requests).toHaveLength(2);
+    // with a version path already, only where the path comes from and what to check
+    server.enqueue({ status: 404, headers: { "content-type": "application/json" }, body: '{"detail":"Not Found"}' });
+    const versioned = (await collect((await provider("openai-compatible", { base_url_env: ["OPENAI_BASE_URL"] })).stream(request()))).error as ProviderError;
+    expect(versioned.message).toBe(`Not Found (${server.url}/v1/chat/completions: /chat/completions is appended to the base URL (as OpenAI's SDK does): check providers.openai-compatible.base_url or OPENAI_BASE_URL)`);
+    expect(server.requests).toHaveLength(3);
   });
 
   it("a redirect (an http:// base URL of an https API) is not followed but named", async () => {

@@ -56,6 +56,8 @@ export interface PostJsonOptions extends HttpOptions {
   keyEnv?: string;
   /** Appended to connection errors, e.g. `set ANTHROPIC_BASE_URL or providers.x.base_url`. */
   hint?: string;
+  /** Said after the URL of a 404 that names no model: how the adapter builds URLs from the base URL. */
+  notFoundHint?: string;
   /** Refines the shared classification (a provider's own codes). */
   classify?: (info: HttpErrorInfo, base: ProviderError) => ProviderError;
   /** Called before each retry wait. */
@@ -85,6 +87,8 @@ export function providerRequest(
     stallTimeout: number;
     /** Replaces the endpoint hint (default: {@link endpointHint}). */
     hint?: string;
+    /** See {@link PostJsonOptions.notFoundHint}. */
+    notFoundHint?: string;
     classify?: PostJsonOptions["classify"];
   },
 ): PostJsonOptions & StreamReadOptions {
@@ -98,6 +102,7 @@ export function providerRequest(
     stallTimeout: config.stall_timeout ?? req.stallTimeout,
     keyEnv: config.api_key_env ?? `providers.${config.name}.api_key`,
     hint: req.hint ?? endpointHint(config),
+    notFoundHint: req.notFoundHint,
     classify: req.classify,
   };
 }
@@ -184,7 +189,7 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
     }
     if (res.ok) return res;
     const bodyText = await res.text().catch(() => "");
-    const info: HttpErrorInfo = { provider: opts.provider, status: res.status, headers: res.headers, bodyText, keyEnv: opts.keyEnv, url: opts.url };
+    const info: HttpErrorInfo = { provider: opts.provider, status: res.status, headers: res.headers, bodyText, keyEnv: opts.keyEnv, url: opts.url, notFoundHint: opts.notFoundHint };
     let err = classifyHttpError(info);
     if (opts.classify) err = opts.classify(info, err);
     if (!err.retryable || NEVER_RETRY.has(err.kind) || attempt >= maxRetries) throw err;

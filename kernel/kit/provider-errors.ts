@@ -65,6 +65,11 @@ export interface HttpErrorInfo {
   keyEnv?: string;
   /** The URL requested, named in a 404 error that does not name a model (a base URL missing `/v1`). */
   url?: string;
+  /**
+   * What to fix when such a 404 comes, put after the URL: the adapter's word on its base URL
+   * (`/chat/completions is appended to the base URL …`).
+   */
+  notFoundHint?: string;
 }
 
 /** The parsed parts of a provider error body, whatever its envelope. */
@@ -82,8 +87,8 @@ interface ErrorBody {
 /**
  * Reads the known error envelopes: `{type:"error", error:{type,message}, request_id}`
  * (Anthropic), `{error:{message,type,param,code}}` (OpenAI and compatibles),
- * `{error:{code,message,status,details}}` (Gemini, possibly wrapped in an array) and
- * `{error:"text"}` (Ollama). Returns `{}` for anything else.
+ * `{error:{code,message,status,details}}` (Gemini, possibly wrapped in an array),
+ * `{error:"text"}` (Ollama) and `{detail:"text"}` (FastAPI servers). Returns `{}` for anything else.
  */
 function parseErrorBody(body: unknown): ErrorBody {
   if (Array.isArray(body)) body = body[0];
@@ -115,6 +120,9 @@ function parseErrorBody(body: unknown): ErrorBody {
     }
   } else if (typeof b.message === "string") {
     out.message = b.message;
+  } else if (typeof b.detail === "string") {
+    // FastAPI's error body (LiteLLM, vLLM's router, many proxies): `{"detail":"Not Found"}`
+    out.message = b.detail;
   } else if (b.message && typeof b.message === "object") {
     // Mistral puts pydantic's validation detail object here
     out.message = JSON.stringify(b.message);
@@ -185,8 +193,8 @@ function kindOf(status: number, text: string, type: string | undefined): Provide
 /**
  * Classifies a failed HTTP response (or an in-stream error mapped to a status) into a
  * {@link ProviderError} with a one-line message, `request_id` and retry hints. The message is
- * the provider's own, plus the key variable for auth errors and the URL for a 404 that does not
- * name a model; a redirect (never followed) names where it points.
+ * the provider's own, plus the key variable for auth errors and the URL (and `notFoundHint`) for a
+ * 404 that does not name a model; a redirect (never followed) names where it points.
  *
  * `retryable` follows the SDK policy: never for quota, too-large or context overflow; else
  * `x-should-retry: true|false` when present; else 408, 409, 429 and ≥ 500.
@@ -210,7 +218,7 @@ export function classifyHttpError(info: HttpErrorInfo): ProviderError {
   const request_id = body.request_id ?? headers?.get("request-id") ?? headers?.get("x-request-id") ?? undefined;
   if (kind === "auth" && info.keyEnv) message += ` (check ${info.keyEnv})`;
   // a 404 that does not name a model is mostly a wrong base URL (one without `/v1`): show it
-  if (kind === "not_found" && info.url && !/\bmodel\b/i.test(message)) message += ` (${info.url})`;
+  if (kind === "not_found" && info.url && !/\bmodel\b/i.test(message)) message += ` (${info.url}${info.notFoundHint ? `: ${info.notFoundHint}` : ""})`;
   if (request_id) message += ` [request_id ${request_id}]`;
   let retryable: boolean;
   if (NEVER_RETRY.has(kind)) retryable = false;

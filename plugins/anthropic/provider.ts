@@ -3,6 +3,7 @@
  * index.ts, so registering the plugin costs nothing.
  */
 import {
+  endpointHint,
   providerRequest,
   joinUrl,
   readSseBatches,
@@ -31,6 +32,24 @@ export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 export interface AnthropicOptions extends HttpOptions {
   /** Catalog consulted for the default `max_tokens` (defaults to the built-in one). */
   models?: CatalogEntry[];
+}
+
+/**
+ * What to fix when `POST {base}/v1/messages` answers 404 without naming a model. `/v1/messages`
+ * is appended to the base URL as Anthropic's SDK does (`post('/v1/messages')` on its `baseURL`),
+ * so a base URL copied from an OpenAI-style setting, ending in `/v1`, requests `/v1/v1/messages`:
+ * then the hint says to leave `/v1` out.
+ */
+export function anthropicNotFoundHint(config: ProviderConfig, base: string): string {
+  let path = "";
+  try {
+    path = new URL(base).pathname;
+  } catch {
+    // sendJson reports a base URL that is no URL
+  }
+  return /\/v1\/*$/.test(path)
+    ? `the base URL ends in /v1, but /v1/messages is appended to it (as Anthropic's SDK does): leave /v1 out (${endpointHint(config)})`
+    : `/v1/messages is appended to the base URL (as Anthropic's SDK does): ${endpointHint(config)}`;
 }
 
 export class AnthropicProvider implements Provider {
@@ -72,6 +91,7 @@ export class AnthropicProvider implements Provider {
       headers: { "anthropic-version": ANTHROPIC_VERSION, accept: "text/event-stream" },
       auth: (key) => ({ "x-api-key": key }),
       stallTimeout: 300,
+      notFoundHint: anthropicNotFoundHint(this.#config, base),
     });
     // body is read at send time: the recoveries below change it in place, once each per stream
     let stripped = false;

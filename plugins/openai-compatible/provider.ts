@@ -19,6 +19,24 @@ import { decodeChatStream } from "./decode.js";
 import { GENERIC_PRESET, type ChatPreset } from "./presets.js";
 import { buildChatBody } from "./request.js";
 
+/**
+ * What to fix when `POST {base}/chat/completions` answers 404 without naming a model. Only
+ * `/chat/completions` is appended, as OpenAI's SDK does (it adds no `/v1`), so a base URL without
+ * a version path (`http://gpu-box:8000` for vLLM's `http://gpu-box:8000/v1`) misses the API: then
+ * the hint says to add it.
+ */
+export function chatNotFoundHint(config: ProviderConfig, base: string): string {
+  let path = "";
+  try {
+    path = new URL(base).pathname;
+  } catch {
+    // sendJson reports a base URL that is no URL
+  }
+  return /\/v\d+[a-z0-9]*(\/|$)/i.test(path)
+    ? `/chat/completions is appended to the base URL (as OpenAI's SDK does): ${endpointHint(config)}`
+    : `/chat/completions is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (${endpointHint(config)})`;
+}
+
 export class ChatCompletionsProvider implements Provider {
   readonly name: string;
   readonly #config: ProviderConfig;
@@ -50,6 +68,7 @@ export class ChatCompletionsProvider implements Provider {
       auth: (key) => ({ authorization: `Bearer ${key}` }),
       stallTimeout: this.#preset.stallTimeout,
       hint: `${endpointHint(this.#config)}; is the server running?`,
+      notFoundHint: chatNotFoundHint(this.#config, baseUrl),
     });
     const ctx = { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name) };
     yield* streamWithRetries(() => sendJson(post), (res) => decodeChatStream(readSseBatches(res, post), ctx), { ...this.#opts, provider: this.name, signal: req.signal });
