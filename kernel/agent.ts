@@ -563,7 +563,7 @@ export class Agent {
       if (res.kind === "overflow") {
         // compact once and retry once per turn; a second overflow is an error (LARIK-REFERENCE §9)
         if (overflowRetried) {
-          emit({ type: "error", text: res.message });
+          emit({ type: "error", text: `the conversation still does not fit the model's context window after compacting it (${res.message}): /clear starts a fresh context, or use a model with a larger window` });
           return "error";
         }
         // the context is this prompt alone: a summary of it would not fit either, and an error

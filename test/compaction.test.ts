@@ -100,6 +100,10 @@ describe("compaction", () => {
     const events = await drain(agent.run("x"));
     expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "error" });
     expect(provider.requests).toHaveLength(4);
+    // what happened, and what the user can do: not the provider's bare "prompt is too long"
+    expect(events.filter((e) => e.type === "error").map((e) => (e as { text: string }).text)).toEqual([
+      "the conversation still does not fit the model's context window after compacting it (scripted: prompt is too long): /clear starts a fresh context, or use a model with a larger window",
+    ]);
   });
 
   it("a prompt that overflows alone is an error that says so, without a compaction that cannot help", async () => {

@@ -552,6 +552,19 @@ describe("failure modes", () => {
     expect(out.events.some((e) => e.type === "text_delta")).toBe(true);
   });
 
+  it("a 413 (over the API's 32 MB request limit) is not retried and says what makes a request that big", async () => {
+    server.enqueue({
+      status: 413,
+      headers: { "content-type": "application/json", "request-id": "req_413" },
+      body: JSON.stringify({ type: "error", error: { type: "request_too_large", message: "Request exceeds the maximum allowed number of bytes." } }),
+    });
+    const err = (await collect((await provider()).stream(request()))).error as ProviderError;
+    expect([err.kind, err.status, err.retryable, server.requests.length]).toEqual(["too_large", 413, false, 1]);
+    expect(err.message).toBe(
+      "Request exceeds the maximum allowed number of bytes. (the request is larger than the server takes, mostly because of images or long tool output in the conversation: /clear or a new session starts a smaller one) [request_id req_413]",
+    );
+  });
+
   it("an unreachable base URL is one line naming the URL", async () => {
     const p = new AnthropicProvider({ name: "anthropic", base_url: "http://127.0.0.1:1", base_url_env: ["ANTHROPIC_BASE_URL"], api_key: "k" }, { sleep: async () => {} });
     const out = await collect(p.stream(request()));
@@ -679,6 +692,15 @@ describe("images the API cannot process (HTTP 400 Could not process image)", () 
       ["Two pictures."],
       ["image", "and this?"],
     ]);
+  });
+
+  it("an image over 5 MB once base64-encoded (a 4 MB screenshot read whole) goes out as a note", async () => {
+    server.enqueue(ok());
+    // a PNG signature and 4 MB after it: the size alone decides, before any decoding
+    const big = Buffer.concat([png.subarray(0, 8), Buffer.alloc(4 * 1024 * 1024)]).toString("base64");
+    const out = await collect((await provider()).stream(request({ model: MODEL, messages: messages(big) })));
+    expect(out.error).toBeUndefined();
+    expect(shape(server.requests[0]!.json())[2][0]).toEqual(["Image a.png", "[image omitted: 5.3 MB once base64-encoded, over the API's limit of 5 MB for one image]"]);
   });
 
   it("an image the API refuses without saying which: resent once with every image as a note, and later requests send the note at once", async () => {

@@ -193,8 +193,9 @@ function kindOf(status: number, text: string, type: string | undefined): Provide
 /**
  * Classifies a failed HTTP response (or an in-stream error mapped to a status) into a
  * {@link ProviderError} with a one-line message, `request_id` and retry hints. The message is
- * the provider's own, plus the key variable for auth errors and the URL (and `notFoundHint`) for a
- * 404 that does not name a model; a redirect (never followed) names where it points.
+ * the provider's own, plus the key variable for auth errors, the URL (and `notFoundHint`) for a
+ * 404 that does not name a model, and what usually makes a request too large (HTTP 413); a
+ * redirect (never followed) names where it points.
  *
  * `retryable` follows the SDK policy: never for quota, too-large or context overflow; else
  * `x-should-retry: true|false` when present; else 408, 409, 429 and ≥ 500.
@@ -217,6 +218,10 @@ export function classifyHttpError(info: HttpErrorInfo): ProviderError {
   const kind = kindOf(status, haystack, body.type);
   const request_id = body.request_id ?? headers?.get("request-id") ?? headers?.get("x-request-id") ?? undefined;
   if (kind === "auth" && info.keyEnv) message += ` (check ${info.keyEnv})`;
+  // the same request fails the same way (never retried), and the message (Anthropic: "Request
+  // exceeds the maximum allowed number of bytes", a proxy's "413 Request Entity Too Large") does
+  // not say what made it big or what to do
+  if (kind === "too_large") message += " (the request is larger than the server takes, mostly because of images or long tool output in the conversation: /clear or a new session starts a smaller one)";
   // a 404 that does not name a model is mostly a wrong base URL (one without `/v1`): show it
   if (kind === "not_found" && info.url && !/\bmodel\b/i.test(message)) message += ` (${info.url}${info.notFoundHint ? `: ${info.notFoundHint}` : ""})`;
   if (request_id) message += ` [request_id ${request_id}]`;

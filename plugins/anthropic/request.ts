@@ -40,7 +40,8 @@ const EPHEMERAL = { type: "ephemeral" } as const;
  * - Tool results stay inside user messages, first in the content (the API requires it), with
  *   `is_error` and images as content blocks.
  * - An image that is not a whole PNG, JPEG, GIF or WebP of its declared type (kernel/images.ts;
- *   one read before that check existed, kept in a session) or that the API refused earlier
+ *   one read before that check existed, kept in a session), one over {@link MAX_IMAGE_BASE64}
+ *   (`read` takes files up to 5 MB, which base64 makes 6.7 MB) or one the API refused earlier
  *   (`rejectedImages`) is sent as a text note `[image omitted: …]`: the API answers such an image
  *   with HTTP 400 `Could not process image` on every request that carries it.
  * - Text blocks that are empty or only white space are left out: the API answers them with
@@ -141,9 +142,18 @@ const hasText = (text: string | undefined): text is string => !!text && text.tri
 /** The check's verdict per image object of the conversation (null: fine), so each is decoded once. */
 const verdicts = new WeakMap<object, string | null>();
 
+/**
+ * Longest base64 `data` of one image the API takes: 5 MB of base64 text, so 3.75 MB of file (HTTP
+ * 400 `image exceeds 5 MB maximum: 6990508 bytes > 5242880 bytes` otherwise).
+ */
+export const MAX_IMAGE_BASE64 = 5 * 1024 * 1024;
+
 /** Why `img` cannot go out as an image (see {@link buildBody}), or undefined. */
 function unsendable(img: { media_type: string; data: string }, rejected: ReadonlySet<string> | undefined): string | undefined {
   if (rejected?.has(img.data)) return "the API could not process it";
+  if (img.data.length > MAX_IMAGE_BASE64) {
+    return `${(img.data.length / 1024 / 1024).toFixed(1)} MB once base64-encoded, over the API's limit of 5 MB for one image`;
+  }
   let verdict = verdicts.get(img);
   if (verdict === undefined) {
     verdict = imageProblem(Buffer.from(img.data, "base64"), img.media_type) ?? null;
