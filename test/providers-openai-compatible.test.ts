@@ -20,6 +20,12 @@ import { CHAT_PRESETS, GENERIC_PRESET } from "../plugins/openai-compatible/prese
 import { alnum9Ids, buildChatBody } from "../plugins/openai-compatible/request.js";
 import { collect, ReplayServer, sseBody, type Chunking } from "./fakes/replay-server.js";
 import { fixture, manifestFor, NORMALIZED_STOP, replyFor } from "./fakes/recordings.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+// a whole image (CPython's test image): anything else is sent as a note, see request.ts
+const PNG = readFileSync(join(import.meta.dirname, "fixtures", "images", "python.png"));
+const PNG64 = PNG.toString("base64");
 
 const manifest = manifestFor("openai-chat");
 
@@ -423,6 +429,18 @@ describe("request body", () => {
     expect(body.max_completion_tokens).toBeUndefined();
   });
 
+  it("sends an image cut short in the session (read before images were checked) as a note, the whole one as an image", async () => {
+    const messages: Message[] = [
+      { role: "user", blocks: [{ type: "text", text: "compare" }, { type: "image", media_type: "image/png", data: PNG.subarray(0, 700).toString("base64") }, { type: "image", media_type: "image/png", data: PNG64 }] },
+    ];
+    const body = await send(request({ messages }));
+    expect(body.messages[1].content).toEqual([
+      { type: "text", text: "compare" },
+      { type: "text", text: "[image omitted: truncated PNG (the IDAT chunk runs past the end of the file)]" },
+      { type: "image_url", image_url: { url: `data:image/png;base64,${PNG64}` } },
+    ]);
+  });
+
   it("sends tools as functions and splits tool results into role tool messages", async () => {
     const schema = { type: "object", properties: { path: { type: "string" } } };
     const messages: Message[] = [
@@ -441,7 +459,7 @@ describe("request body", () => {
         role: "user",
         blocks: [
           { type: "tool_result", id: "c1", content: "A", is_error: true },
-          { type: "tool_result", id: "c2", content: "image attached", images: [{ media_type: "image/png", data: "iVBOR" }] },
+          { type: "tool_result", id: "c2", content: "image attached", images: [{ media_type: "image/png", data: PNG64 }] },
           { type: "text", text: "<system-note>n</system-note>" },
         ],
       },
@@ -464,7 +482,7 @@ describe("request body", () => {
         role: "user",
         content: [
           { type: "text", text: '<tool-images tool_call_id="c2">The tool call c2 returned these images.</tool-images>' },
-          { type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } },
+          { type: "image_url", image_url: { url: `data:image/png;base64,${PNG64}` } },
           { type: "text", text: "<system-note>n</system-note>" },
         ],
       },
@@ -535,7 +553,7 @@ describe("request body", () => {
       {
         role: "user",
         blocks: [
-          { type: "tool_result", id: "toolu_01A09q90qw90lq917835lq9", content: "A", images: [{ media_type: "image/png", data: "iVBOR" }] },
+          { type: "tool_result", id: "toolu_01A09q90qw90lq917835lq9", content: "A", images: [{ media_type: "image/png", data: PNG64 }] },
           { type: "tool_result", id: "D681PevKs", content: "B" },
         ],
       },

@@ -3,7 +3,7 @@
  * platform.openai.com/docs/api-reference/chat/create).
  */
 import { createHash } from "node:crypto";
-import type { Block, Effort, Image, Message, ModelRequest } from "../../kernel/index.js";
+import { imageProblem, type Block, type Effort, type Image, type Message, type ModelRequest } from "../../kernel/index.js";
 import type { ChatPreset } from "./presets.js";
 
 /** What the body builder needs besides the request. */
@@ -27,7 +27,23 @@ export const REASONING_EFFORT: Record<Effort, "low" | "medium" | "high"> = {
   max: "high",
 };
 
-const dataUrl = (img: Image): Part => ({ type: "image_url", image_url: { url: `data:${img.media_type};base64,${img.data}` } });
+/** The check's verdict per image object of the conversation (null: fine), so each is decoded once. */
+const verdicts = new WeakMap<object, string | null>();
+
+/**
+ * An image as a data URL part, or, when it is not a whole image of its type (kernel/images.ts: one
+ * kept in a session from before `read` checked images), a text note: servers answer a broken
+ * image with HTTP 400 on every request that carries it.
+ */
+function dataUrl(img: Image): Part {
+  let why = verdicts.get(img);
+  if (why === undefined) {
+    why = imageProblem(Buffer.from(img.data, "base64"), img.media_type) ?? null;
+    verdicts.set(img, why);
+  }
+  if (why) return { type: "text", text: `[image omitted: ${why}]` };
+  return { type: "image_url", image_url: { url: `data:${img.media_type};base64,${img.data}` } };
+}
 
 /**
  * Builds the JSON body of `POST {base}/chat/completions` with `stream: true`.
@@ -37,6 +53,7 @@ const dataUrl = (img: Image): Part => ({ type: "image_url", image_url: { url: `d
  * - Tool results leave their user message as `role: "tool"` messages (one per call, in order,
  *   right after the assistant turn). Images a tool returned follow in a user message that starts
  *   with a `<tool-images …>` note, since tool messages carry text only (LARIK-REFERENCE §10).
+ *   An image that fails the structural check goes as a text note instead (see `dataUrl`).
  * - Assistant tool calls carry `arguments` as a JSON string (`raw_input` verbatim when the
  *   model's arguments were not valid JSON).
  * - Thinking is not sent back unless the preset opts in, and then only this provider's and
