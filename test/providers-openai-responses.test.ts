@@ -124,6 +124,20 @@ function awkwardSplits(body: string): number[] {
 describe("stream details", () => {
   const ev = (type: string, data: Record<string, unknown>) => ({ event: type, data: JSON.stringify({ type, ...data }) });
 
+  it("a 404 naming no model says what is appended to the base URL and what to fix", async () => {
+    server.enqueue({ status: 404, headers: { "content-type": "text/plain" }, body: "404 page not found" });
+    server.enqueue({ status: 404, headers: { "content-type": "application/json" }, body: '{"detail":"Not Found"}' });
+    const bare = (await collect((await provider()).stream(request()))).error as ProviderError;
+    expect(bare.message).toBe(
+      `404 page not found (${server.url}/responses: /responses is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (check providers.openai.base_url))`,
+    );
+    const v1 = await openaiFactory.create({ name: "openai", base_url: `${server.url}/v1`, base_url_env: ["OPENAI_BASE_URL"], api_key: "k", api_key_env: "OPENAI_API_KEY" });
+    const chatOnly = (await collect(v1.stream(request()))).error as ProviderError;
+    expect(chatOnly.message).toBe(
+      `Not Found (${server.url}/v1/responses: /responses is appended to the base URL (as OpenAI's SDK does); a server without the Responses API takes --model openai-compatible/<model> (check providers.openai.base_url or OPENAI_BASE_URL))`,
+    );
+  });
+
   it("decodes text cut inside every UTF-8 sequence, with CRLF framing cut between CR and LF", async () => {
     const text = ["Olá", " — 日本語", " 🎉 ×°’"];
     const body = sseBody([

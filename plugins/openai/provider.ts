@@ -3,6 +3,7 @@
  * so registering the plugin costs nothing.
  */
 import {
+  endpointHint,
   providerRequest,
   joinUrl,
   readSseBatches,
@@ -18,6 +19,23 @@ import { buildResponsesBody } from "./request.js";
 
 /** Used when neither config nor `OPENAI_BASE_URL` gives a base URL. */
 export const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+/**
+ * What to fix when `POST {base}/responses` answers 404 without naming a model: only `/responses`
+ * is appended, as OpenAI's SDK does (no `/v1`), so a base URL without a version path misses the
+ * API; with one, the server may have no Responses API at all (many Chat Completions servers).
+ */
+export function responsesNotFoundHint(config: ProviderConfig, base: string): string {
+  let path = "";
+  try {
+    path = new URL(base).pathname;
+  } catch {
+    // sendJson reports a base URL that is no URL
+  }
+  return /\/v\d+[a-z0-9]*(\/|$)/i.test(path)
+    ? `/responses is appended to the base URL (as OpenAI's SDK does); a server without the Responses API takes --model openai-compatible/<model> (${endpointHint(config)})`
+    : `/responses is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (${endpointHint(config)})`;
+}
 
 export class ResponsesProvider implements Provider {
   readonly name: string;
@@ -48,6 +66,7 @@ export class ResponsesProvider implements Provider {
       headers: { accept: "text/event-stream" },
       auth: (key) => ({ authorization: `Bearer ${key}` }),
       stallTimeout: 300,
+      notFoundHint: responsesNotFoundHint(this.#config, base),
     });
     const events = readSseBatches(yield* sendJson(post), post);
     yield* decodeResponsesStream(events, { provider: this.name, model: req.model });
