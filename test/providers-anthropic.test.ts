@@ -754,6 +754,24 @@ describe("max_tokens that does not fit beside the prompt (Claude 3.7 – 4.1 val
     expect(second.messages).toEqual(first.messages);
   });
 
+  it("max_tokens over the model's own cap (a model outside the catalog): resent with the cap after a notice, and later requests start with it", async () => {
+    const cap400: Reply = {
+      status: 400,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ type: "error", error: { type: "invalid_request_error", message: "max_tokens: 8192 > 4096, which is the maximum allowed number of output tokens for claude-3-haiku-20240307" } }),
+    };
+    server.enqueue(cap400, { status: 200, body: fixture("anthropic/text.sse") }, { status: 200, body: fixture("anthropic/text.sse") });
+    const p = await provider();
+    const out = await collect(p.stream(request({ model: "claude-3-haiku-20240307" })));
+    expect(out.error).toBeUndefined();
+    expect(out.events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual([
+      "anthropic: claude-3-haiku-20240307 allows at most 4096 output tokens; resending with max_tokens 4096 (models.claude-3-haiku-20240307.max_output in your config saves this request)",
+    ]);
+    const next = await collect(p.stream(request({ model: "claude-3-haiku-20240307", max_tokens: 10_000 })));
+    expect(next.error).toBeUndefined();
+    expect(server.requests.map((r) => r.json().max_tokens)).toEqual([8192, 4096, 4096]);
+  });
+
   it("a second refusal, or too little room, surfaces the overflow for compaction", async () => {
     server.enqueue(limit400(150_000, 64_000), limit400(150_001, 50_000), limit400(199_500, 64_000));
     const twice = (await collect((await provider()).stream(request()))).error as ProviderError;

@@ -44,3 +44,18 @@ export function fitMaxTokens(body: Record<string, unknown>, room: number): boole
   }
   return true;
 }
+
+const CAP = /max_tokens: (\d+) > (\d+), which is the maximum allowed number of output tokens/i;
+
+/**
+ * The model's output cap when `err` is the API refusing `max_tokens` above it (HTTP 400
+ * `max_tokens: 8192 > 4096, which is the maximum allowed number of output tokens for
+ * claude-3-haiku-20240307`): a model outside the catalog gets 8 192 (catalog.ts
+ * `DEFAULT_MAX_TOKENS`), which Claude 3 models (4 096) and some proxies refuse on every request. Undefined for
+ * any other error.
+ */
+export function outputCap(err: unknown): number | undefined {
+  if (!(err instanceof ProviderError) || err.status !== 400) return undefined;
+  const m = CAP.exec(err.message);
+  return m ? Number(m[2]) : undefined;
+}

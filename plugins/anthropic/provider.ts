@@ -19,7 +19,7 @@ import {
 import { ANTHROPIC_MODELS, DEFAULT_MAX_TOKENS } from "./catalog.js";
 import { decodeAnthropicStream } from "./decode.js";
 import { buildBody } from "./request.js";
-import { fitMaxTokens, outputRoom } from "./context-limit.js";
+import { fitMaxTokens, outputCap, outputRoom } from "./context-limit.js";
 import { isThinkingRejected, stripThinking } from "./thinking-reject.js";
 import { dropRejectedImages, isImageRejected } from "./image-reject.js";
 
@@ -58,6 +58,8 @@ export class AnthropicProvider implements Provider {
   readonly #opts: AnthropicOptions;
   /** Images the API refused in this provider's lifetime (base64 data): later requests send a note instead. */
   readonly #rejectedImages = new Set<string>();
+  /** Output caps the API named for models (max_tokens over them refused): later requests use them. */
+  readonly #outputCaps = new Map<string, number>();
 
   constructor(config: ProviderConfig, opts: AnthropicOptions = {}) {
     this.name = config.name;
@@ -68,13 +70,15 @@ export class AnthropicProvider implements Provider {
   /**
    * Streams `POST {base_url}/v1/messages`. Retries (before any output, also of an in-stream
    * error such as `overloaded_error`) follow kernel/kit/http-retry.ts (`sendJson`, `streamWithRetries`).
-   * Three HTTP 400s are answered by resending once each (a 400 comes before any output, so the
+   * Four HTTP 400s are answered by resending once each (a 400 comes before any output, so the
    * user sees nothing twice): replayed thinking rejected (see thinking-reject.ts) → without
    * thinking/redacted_thinking blocks, after a `notice`; prompt + `max_tokens` over the window
    * (see context-limit.ts) → with `max_tokens` lowered to the room the error names; an image
    * refused (`Could not process image`, see image-reject.ts) → with it (or, when the error does
    * not say which, every image) replaced by a note, after a `notice`; the images stay replaced in
-   * later requests through this provider.
+   * later requests through this provider. And `max_tokens` over the model's own output cap (a
+   * model outside the catalog, see context-limit.ts `outputCap`) → with the cap the error names,
+   * after a `notice`, and later requests for that model use it from the start.
    * @throws ProviderError for HTTP errors, in-stream errors, stalls and truncated streams; the
    *   400 itself (`context_overflow`) when under 1 024 output tokens are left.
    */
@@ -83,7 +87,12 @@ export class AnthropicProvider implements Provider {
     const url = joinUrl(base, "v1/messages");
     const entry = (this.#opts.models ?? ANTHROPIC_MODELS).find((m) => m.id === req.model);
     const rejectedImages = this.#rejectedImages;
-    const body = buildBody(req, { provider: this.name, defaultMaxTokens: entry?.max_output ?? DEFAULT_MAX_TOKENS, rejectedImages });
+    const caps = this.#outputCaps;
+    const learned = caps.get(req.model);
+    const defaultMaxTokens = Math.min(entry?.max_output ?? DEFAULT_MAX_TOKENS, learned ?? Infinity);
+    const body = buildBody(req, { provider: this.name, defaultMaxTokens, rejectedImages });
+    // a max_tokens of the request's own is lowered too: the API would refuse it the same way
+    if (learned !== undefined) fitMaxTokens(body, learned);
     const post = providerRequest(this.#config, this.#opts, {
       url,
       body,
@@ -97,12 +106,23 @@ export class AnthropicProvider implements Provider {
     let stripped = false;
     let capped = false;
     let imagesDropped = false;
+    let capLowered = false;
     const name = this.name;
     async function* open(): AsyncGenerator<StreamEvent, Response, void> {
       for (;;) {
         try {
           return yield* sendJson(post);
         } catch (err) {
+          const cap = capLowered ? undefined : outputCap(err);
+          if (cap !== undefined && fitMaxTokens(body, cap)) {
+            capLowered = true;
+            caps.set(req.model, cap);
+            yield {
+              type: "notice",
+              text: `${name}: ${req.model} allows at most ${cap} output tokens; resending with max_tokens ${cap} (models.${req.model}.max_output in your config saves this request)`,
+            };
+            continue;
+          }
           const room = capped ? undefined : outputRoom(err);
           if (room !== undefined && fitMaxTokens(body, room)) {
             capped = true;
