@@ -38,8 +38,19 @@ export * from "./kit/stream-decoder.js";
 export * from "./kit/tool-call-salvage.js";
 export * from "./kit/cli-args.js";
 export * from "./kit/mentions.js";
-export * from "./images.js";
-export * from "./compaction.js";
+export * from "./kit/images.js";
+// the pure helpers and the result type; the compaction steps themselves are the loop's
+export {
+  changedFiles,
+  COMPACT_THRESHOLD,
+  type CompactResult,
+  estimateRequest,
+  estimateTokens,
+  extractSummary,
+  openTodos,
+  SUMMARY_INSTRUCTION,
+  summaryMessage,
+} from "./compaction.js";
 export * from "./sandbox.js";
 export * from "./kit/sandbox-backend.js";
 export * from "./kit/sandbox-env.js";

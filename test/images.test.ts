@@ -1,5 +1,5 @@
 /**
- * kernel/images.ts: the structural check that keeps cut, corrupt or oversized images from being
+ * kernel/kit/images.ts: the structural check that keeps cut, corrupt or oversized images from being
  * sent to a model (Anthropic refuses them with HTTP 400 on every later request of the session).
  * Real images (CPython's test images) and PNGs built here with real chunk checksums.
  */

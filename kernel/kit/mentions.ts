@@ -7,14 +7,9 @@
  */
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, relative, resolve } from "node:path";
-<<<<<<< HEAD:kernel/kit/mentions.ts
 import type { Agent } from "../agent.js";
-import type { Block } from "../types.js";
-=======
-import type { Agent } from "./agent.js";
 import { imageProblem, sniffImageType } from "./images.js";
-import type { Block } from "./types.js";
->>>>>>> a9c46a3 (read and @ mentions: check images whole before sending them (kernel/images.ts: PNG chunks+CRC to IEND, JPEG segments to EOI, GIF trailer, WebP RIFF size, ≤ 8000 px a side); a cut or corrupt image is a one-line error, the type comes from the bytes):kernel/mentions.ts
+import type { Block } from "../types.js";
 
 /** Largest text file attached whole, in bytes. */
 export const MAX_ATTACH_BYTES = 256 * 1024;

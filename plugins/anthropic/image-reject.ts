@@ -6,7 +6,7 @@
  * a valid jpeg image`). The image stays in the conversation, so without a recovery every later
  * request fails the same way and the session is lost (anthropics/claude-code#56016, where Claude
  * Code now removes the image: "an image in the conversation could not be processed and was
- * removed"). request.ts already leaves out images that fail the local check (kernel/images.ts);
+ * removed"). request.ts already leaves out images that fail the local check (kernel/kit/images.ts);
  * this handles the ones the API refuses anyway.
  */
 import { ProviderError } from "../../kernel/index.js";

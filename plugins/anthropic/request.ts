@@ -39,7 +39,7 @@ const EPHEMERAL = { type: "ephemeral" } as const;
  * - `system` becomes one text block carrying a cache breakpoint.
  * - Tool results stay inside user messages, first in the content (the API requires it), with
  *   `is_error` and images as content blocks.
- * - An image that is not a whole PNG, JPEG, GIF or WebP of its declared type (kernel/images.ts;
+ * - An image that is not a whole PNG, JPEG, GIF or WebP of its declared type (kernel/kit/images.ts;
  *   one read before that check existed, kept in a session), one over {@link MAX_IMAGE_BASE64}
  *   (`read` takes files up to 5 MB, which base64 makes 6.7 MB) or one the API refused earlier
  *   (`rejectedImages`) is sent as a text note `[image omitted: …]`: the API answers such an image

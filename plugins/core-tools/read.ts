@@ -1,6 +1,6 @@
 /**
  * `read` (LARIK-REFERENCE §3): line-numbered text, images as images (checked whole first, see
- * kernel/images.ts), binaries and directories refused; records the mtime for read-before-write freshness (§5).
+ * kernel/kit/images.ts), binaries and directories refused; records the mtime for read-before-write freshness (§5).
  */
 import { open, stat } from "node:fs/promises";
 import { extname } from "node:path";

@@ -31,7 +31,7 @@ export const REASONING_EFFORT: Record<Effort, "low" | "medium" | "high"> = {
 const verdicts = new WeakMap<object, string | null>();
 
 /**
- * An image as a data URL part, or, when it is not a whole image of its type (kernel/images.ts: one
+ * An image as a data URL part, or, when it is not a whole image of its type (kernel/kit/images.ts: one
  * kept in a session from before `read` checked images), a text note: servers answer a broken
  * image with HTTP 400 on every request that carries it.
  */
