@@ -112,6 +112,20 @@ export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`;
 }
 
+/**
+ * True when the base URL's path has an API version segment (`/v1`, `/v1beta`, `/api/v2/`…).
+ * OpenAI-style SDKs append only the endpoint (`/chat/completions`, `/responses`) to the base URL,
+ * so a 404 from a base URL without one usually means the version path is missing. A string that
+ * is no URL gives false (the request itself reports it).
+ */
+export function hasVersionPath(base: string): boolean {
+  try {
+    return /\/v\d+[a-z0-9]*(\/|$)/i.test(new URL(base).pathname);
+  } catch {
+    return false;
+  }
+}
+
 /** Resolves after `ms` ms, or rejects with the abort reason. */
 function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

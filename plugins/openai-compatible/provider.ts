@@ -4,6 +4,7 @@
  */
 import {
   endpointHint,
+  hasVersionPath,
   providerRequest,
   joinUrl,
   readSseBatches,
@@ -26,13 +27,7 @@ import { buildChatBody } from "./request.js";
  * the hint says to add it.
  */
 export function chatNotFoundHint(config: ProviderConfig, base: string): string {
-  let path = "";
-  try {
-    path = new URL(base).pathname;
-  } catch {
-    // sendJson reports a base URL that is no URL
-  }
-  return /\/v\d+[a-z0-9]*(\/|$)/i.test(path)
+  return hasVersionPath(base)
     ? `/chat/completions is appended to the base URL (as OpenAI's SDK does): ${endpointHint(config)}`
     : `/chat/completions is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (${endpointHint(config)})`;
 }

@@ -4,6 +4,7 @@
  */
 import {
   endpointHint,
+  hasVersionPath,
   providerRequest,
   joinUrl,
   readSseBatches,
@@ -26,13 +27,7 @@ export const OPENAI_BASE_URL = "https://api.openai.com/v1";
  * API; with one, the server may have no Responses API at all (many Chat Completions servers).
  */
 export function responsesNotFoundHint(config: ProviderConfig, base: string): string {
-  let path = "";
-  try {
-    path = new URL(base).pathname;
-  } catch {
-    // sendJson reports a base URL that is no URL
-  }
-  return /\/v\d+[a-z0-9]*(\/|$)/i.test(path)
+  return hasVersionPath(base)
     ? `/responses is appended to the base URL (as OpenAI's SDK does); a server without the Responses API takes --model openai-compatible/<model> (${endpointHint(config)})`
     : `/responses is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (${endpointHint(config)})`;
 }
