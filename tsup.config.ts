@@ -41,14 +41,14 @@ function facadeSource(load: string, names: string[]): string {
 }
 
 /**
- * For the headless bundle only: node:crypto, node:child_process and node:fs/promises load on
- * first use, not when the bundle starts. Many modules import them, but a `-p` run needs none
- * before its first model request, and loading them costs ~8 ms there (fs/promises brings
+ * For the headless bundle only: node:crypto, node:child_process, node:fs/promises and node:zlib
+ * load on first use, not when the bundle starts. Many modules import them, but a `-p` run needs
+ * none before its first model request, and loading them costs ~8 ms there (fs/promises brings
  * readline and the fs watchers). Each import resolves to a module of functions that load the
  * real one on first call; only functions are offered (names read from this Node at build time),
- * so importing anything else from these three fails the build rather than the run.
+ * so importing anything else from these fails the build rather than the run.
  */
-const LAZY_BUILTINS = ["crypto", "child_process", "fs/promises"];
+const LAZY_BUILTINS = ["crypto", "child_process", "fs/promises", "zlib"];
 const lazyBuiltins: Plugin = {
   name: "lazy-builtins",
   setup(build) {

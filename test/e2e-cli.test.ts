@@ -701,7 +701,7 @@ describe("larik -p end to end", () => {
     expect([...new Set(bundle.match(/zod\/v4\/locales\/[\w-]+\.js/g))].sort()).toEqual(["zod/v4/locales/en.js", "zod/v4/locales/index.js"]);
   });
 
-  it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod before the request", async () => {
+  it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod, crypto, zlib or child_process before the request", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
@@ -712,9 +712,9 @@ describe("larik -p end to end", () => {
     writeFileSync(
       preload,
       [
-        `let zodAtRequest;`,
-        `require("node:diagnostics_channel").subscribe("http.client.request.start", () => { zodAtRequest ??= "__zod_globalConfig" in globalThis; });`,
-        `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify({ builtins: process.moduleLoadList, files: Object.keys(require.cache), zodAtRequest, zodAtExit: "__zod_globalConfig" in globalThis })));`,
+        `let zodAtRequest, builtinsAtRequest;`,
+        `require("node:diagnostics_channel").subscribe("http.client.request.start", () => { zodAtRequest ??= "__zod_globalConfig" in globalThis; builtinsAtRequest ??= [...process.moduleLoadList]; });`,
+        `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify({ builtins: process.moduleLoadList, builtinsAtRequest, files: Object.keys(require.cache), zodAtRequest, zodAtExit: "__zod_globalConfig" in globalThis })));`,
         ``,
       ].join("\n"),
     );
@@ -726,13 +726,16 @@ describe("larik -p end to end", () => {
       );
       expect(code).toBe(0);
     }
-    const loaded = JSON.parse(readFileSync(report, "utf8")) as { builtins: string[]; files: string[]; zodAtRequest: boolean; zodAtExit: boolean };
+    const loaded = JSON.parse(readFileSync(report, "utf8")) as { builtins: string[]; builtinsAtRequest: string[]; files: string[]; zodAtRequest: boolean; zodAtExit: boolean };
     // zod is set up at its first use, the validation of the answer's first event
     expect([loaded.zodAtRequest, loaded.zodAtExit]).toEqual([false, true]);
     expect(loaded.builtins).toContain("NativeModule _http_client"); // the answer did come over node:http
     // (bare node already has internal/webstreams/util and queuingstrategies)
     expect(loaded.builtins.filter((m) => /webstreams\/(readablestream|adapters)$|fs\/promises$|readline/.test(m))).toEqual([]);
     expect(loaded.files.filter((f) => /node_modules\/(ink|react|react-reconciler|h3)\//.test(f))).toEqual([]);
+    // these load at their first use (tsup.config.ts, LAZY_BUILTINS): each costs milliseconds of
+    // every start, and nothing before the first request needs them (a random marker, a checksum)
+    expect(loaded.builtinsAtRequest.filter((m) => /^NativeModule (crypto|zlib|child_process)$/.test(m))).toEqual([]);
   });
 
   it("a signal ends the turn cleanly and exits 128 + its number, leaving nothing in the project", async () => {

@@ -50,18 +50,23 @@ export class BackgroundShells {
   #seq = 0;
   #exitHook?: () => void;
   #leftoverTimer?: NodeJS.Timeout;
-  /** Starts the {@link RUN_MARKER} of every command run through these shells. */
-  readonly #markerPrefix = `${newRunMarker()}-`;
+  /**
+   * Starts the {@link RUN_MARKER} of every command run through these shells; made at the first
+   * command, not at start-up, since its random part loads node:crypto (milliseconds of every
+   * `larik -p` start that runs no command).
+   */
+  #markerPrefix?: string;
 
   /** A {@link RUN_MARKER} value for one command (`ShellOptions.marker`), found again by `killAll`. */
   marker(): string {
     this.#watchExit(); // what such a command leaves outside its group is found only by marker
+    this.#markerPrefix ??= `${newRunMarker()}-`;
     return newRunMarker(this.#markerPrefix);
   }
 
   /** Processes of these shells' commands that left their process group (`setsid`), Linux only. */
   #strays(): number[] {
-    return pidsWithEnv(RUN_MARKER, this.#markerPrefix, true);
+    return this.#markerPrefix === undefined ? [] : pidsWithEnv(RUN_MARKER, this.#markerPrefix, true);
   }
 
   /** Starts a command in the background and returns its record at once. */
