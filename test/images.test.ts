@@ -65,5 +65,9 @@ describe("imageProblem", () => {
     expect(imageProblem(png(MAX_IMAGE_SIDE, 1), "image/png")).toBeUndefined();
     expect(imageProblem(png(MAX_IMAGE_SIDE + 1, 1), "image/png")).toBe(`${MAX_IMAGE_SIDE + 1}×1 pixels is over the limit of ${MAX_IMAGE_SIDE} a side`);
     expect(imageProblem(png(0, 1), "image/png")).toBe("the image is 0×1 pixels (empty)");
+    // either side: a tall screenshot is refused as a wide one is, and a 1×0 image is empty too
+    expect(imageProblem(png(1, MAX_IMAGE_SIDE), "image/png")).toBeUndefined();
+    expect(imageProblem(png(1, MAX_IMAGE_SIDE + 1), "image/png")).toBe(`1×${MAX_IMAGE_SIDE + 1} pixels is over the limit of ${MAX_IMAGE_SIDE} a side`);
+    expect(imageProblem(png(1, 0), "image/png")).toBe("the image is 1×0 pixels (empty)");
   });
 });
