@@ -754,6 +754,16 @@ describe("max_tokens that does not fit beside the prompt (Claude 3.7 – 4.1 val
     expect(second.messages).toEqual(first.messages);
   });
 
+  it("a room too small for a thinking budget of 1024 resends without thinking (the API refuses a smaller budget)", async () => {
+    // 1 200 tokens of room: ¾ of it, 900, is under the 1 024 a budget needs
+    server.enqueue(limit400(198_800, 64_000), { status: 200, body: fixture("anthropic/text.sse") });
+    const out = await collect((await provider()).stream(request({ effort: "max" })));
+    expect(out.error).toBeUndefined();
+    const [first, second] = server.requests.map((r) => r.json());
+    expect(first.thinking).toEqual({ type: "enabled", budget_tokens: 48_000 });
+    expect([second.max_tokens, second.thinking]).toEqual([1_200, undefined]);
+  });
+
   it("max_tokens over the model's own cap (a model outside the catalog): resent with the cap after a notice, and later requests start with it", async () => {
     const cap400: Reply = {
       status: 400,
