@@ -654,6 +654,13 @@ describe("presets and configuration", () => {
     expect(server.requests).toHaveLength(3);
   });
 
+  it("a 404 from a base URL whose version path has a suffix (Gemini's /v1beta/openai) does not ask for /v1", async () => {
+    server.enqueue({ status: 404, headers: { "content-type": "application/json" }, body: '{"detail":"Not Found"}' });
+    const beta = await factory("openai-compatible").create({ name: "openai-compatible", base_url: `${server.url}/v1beta/openai`, api_key: "k", api_key_env: "OPENAI_API_KEY" });
+    const err = (await collect(beta.stream(request()))).error as ProviderError;
+    expect(err.message).toBe(`Not Found (${server.url}/v1beta/openai/chat/completions: /chat/completions is appended to the base URL (as OpenAI's SDK does): check providers.openai-compatible.base_url)`);
+  });
+
   it("a redirect (an http:// base URL of an https API) is not followed but named", async () => {
     server.enqueue({ status: 301, headers: { location: "https://api.deepseek.com/chat/completions", "content-type": "text/html" }, body: "<html><head><title>301 Moved Permanently</title></head></html>" });
     const err = (await collect((await provider("deepseek")).stream(request()))).error as ProviderError;
