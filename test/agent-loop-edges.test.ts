@@ -594,6 +594,14 @@ describe("a tap whose answer is not what its hook takes", () => {
     expect(texts(prompt.events, "error")).toEqual(['plugin "hp" failed in hook "userPromptSubmit": returned action: "deny", not one of "block", "halt"']);
     expect(prompt.ran).toBe(false);
   });
+
+  it("a block or halt without a string reason, and a preToolUse reason that is no string, are named the same way", async () => {
+    const stop = await runWith((ctx) => ctx.hooks.stop.tap(() => ({ action: "block" }) as never));
+    expect(texts(stop.events, "error")).toEqual(['plugin "hp" failed in hook "stop": returned action: "block" without a string reason']);
+    const deny = await runWith((ctx) => ctx.hooks.preToolUse.tap(() => ({ decision: "deny", reason: 42 }) as never));
+    expect(deny.ran).toBe(false);
+    expect(texts(deny.events, "tool_end")).toEqual(['blocked: plugin "hp" failed in hook "preToolUse": returned decision: "deny" without a string reason']);
+  });
 });
 
 describe("a provider plugin that breaks the stream contract", () => {
