@@ -153,6 +153,31 @@ describe("larik -p at its edges", () => {
     expect(server.requests.length).toBe(sent);
   });
 
+  it("a stop signal while the headless bundle loads (before main runs) is trapped too: said once, 130", async () => {
+    const { repo, home, env } = setup(server);
+    // A preload that raises SIGINT the moment cli.ts reaches for the bundle: deterministic where a
+    // signal from outside would race the load. Untrapped, SIGINT would kill at once, silently.
+    const preload = join(home, "sigint-at-bundle.cjs");
+    writeFileSync(
+      preload,
+      [
+        'const fs = require("node:fs");',
+        "const statSync = fs.statSync;",
+        'fs.statSync = function (p, ...rest) { if (String(p).endsWith("headless.cjs")) { fs.statSync = statSync; process.kill(process.pid, "SIGINT"); } return statSync.call(this, p, ...rest); };',
+        "",
+      ].join("\n"),
+    );
+    const sent = server.requests.length;
+    const child = spawn(process.execPath, ["--require", preload, CLI, "-p", ...M, "hi"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout!.on("data", (d) => (out += d));
+    child.stderr!.on("data", (d) => (err += d));
+    const [code, signal] = await new Promise<[number | null, string | null]>((done) => child.on("close", (c, s) => done([c, s])));
+    expect([code, signal, out, err]).toEqual([130, null, "", "! stopped by SIGINT\n"]);
+    expect(server.requests.length).toBe(sent);
+  });
+
   it("/cost with no model invents no context window", async () => {
     const { repo, env } = setup(); // no --model, no key, no config
     const r = await runCli(["-p", "/cost"], { cwd: repo, env });
