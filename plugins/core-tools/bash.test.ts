@@ -229,6 +229,33 @@ describe("bash", () => {
     expect(await until(() => !alive(pid))).toBe(true);
   });
 
+  it("a kill reaches the process a sandbox named on its info pipe before the kill", async () => {
+    // bwrap's usual case: the sandbox's init is named at once, and lives in its own session
+    const pidFile = join(root, "named.pid");
+    const sandbox: Sandbox = {
+      name: "fake",
+      probe: async () => ({ ok: true }),
+      wrap: (command, opts) => ({
+        file: "bash",
+        args: ["-c", `setsid bash -c 'echo "{\\"child-pid\\": $$}" >&3; exec 3>&- 4>&-; echo $$ > ${pidFile}; exec sleep 60' & exec 3>&- 4>&-; sleep 60`],
+        env: opts.env,
+        infoFd: 3,
+        statusFd: 4,
+      }),
+    };
+    const sctx = makeContext(root, { sandbox });
+    const running = call(bash, { command: "true", timeout: 60 }, sctx);
+    expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "")).toBe(true);
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    strays.push(pid);
+    // the name was written before the pid file: give the info pipe's reader a moment to take it
+    await new Promise((res) => setTimeout(res, 300));
+    sctx.controller.abort();
+    const r = await running;
+    expect(r.content).toContain("the command and its child processes were killed");
+    expect(await until(() => !alive(pid))).toBe(true);
+  });
+
   it("a process the command left running (`cmd &`) outlives the call and goes when the shells are killed", async () => {
     const own = new BackgroundShells();
     const r = await call(bashTool(own), { command: "sleep 300 & echo $!", timeout: 20 }, ctx);
