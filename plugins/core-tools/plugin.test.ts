@@ -84,6 +84,37 @@ describe("through the agent loop", () => {
   });
 });
 
+describe("the host's disposal", () => {
+  it("kills what a bash call left running (`cmd &`), as larik -p ending or the TUI quitting does", async () => {
+    const host = await Host.create({ plugins: [plugin], cwd: root, env: { ...process.env, XDG_DATA_HOME: join(root, ".data") } });
+    const provider = new ScriptedProvider([{ blocks: [use("t1", "bash", { command: "sleep 300 > /dev/null 2>&1 & echo $!" })] }, { blocks: [text("done")] }]);
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    let pid = 0;
+    try {
+      const agent = await host.openAgent({ provider, model: "scripted/x", mode: "yolo" });
+      for await (const e of agent.run("go") as AsyncIterable<AgentEvent>) if (e.type === "tool_end") pid = Number(e.output.split("\n")[0]);
+      expect(pid).toBeGreaterThan(0);
+      expect(alive(pid)).toBe(true);
+    } finally {
+      await host.dispose();
+    }
+    try {
+      // the exit hook would kill it only when this process exits: disposal must not wait for that
+      for (let i = 0; i < 100 && alive(pid); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(alive(pid)).toBe(false);
+    } finally {
+      if (alive(pid)) process.kill(pid, "SIGKILL");
+    }
+  });
+});
+
 describe("asking only for calls that can succeed", () => {
   it("in default mode, an edit or write that would be refused is answered without a permission request", async () => {
     await writeFile(join(root, "a.txt"), "hello world\n");
