@@ -106,6 +106,16 @@ describe("/review", () => {
     for (const name of ["external-diff", "textconv", "fsmonitor"]) expect(existsSync(join(marks, `${name}-ran`)), name).toBe(true);
   });
 
+  it("reviews a new file git does not track yet as uncommitted changes, before the branch or the last commit", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo, "notes.md"), "a new file\n");
+    const r = await larik(repo, ["/review"]);
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.prompt).toMatch(/Scope: uncommitted changes \(staged and unstaged\) against HEAD \([0-9a-f]{10}\)/);
+    expect(r.prompt).toMatch(/Untracked files \(1;[^\n]*\n```text\nnotes\.md\n```/);
+    expect(r.prompt).toContain("Diff: (empty)");
+  });
+
   it("reviews the branch's commits since main, in plan mode too; a clean main reviews its last commit", async () => {
     const repo = makeRepo();
     writeFileSync(join(repo, "main-only.txt"), "on main\n");
