@@ -241,6 +241,38 @@ describe.skipIf(!probe.ok)(`bubblewrap sandbox (${probe.ok ? "bwrap runs" : `ski
     rmSync(larik, { recursive: true });
   });
 
+  it("names the sandbox's init on its info pipe, whose kill ends the sandbox", async () => {
+    const cmd = sb.wrap("sleep 30 & sleep 30", { cwd: project, projectRoot: project, env: process.env as Record<string, string> });
+    expect(cmd.infoFd).toBeDefined();
+    const child = spawn(cmd.file, cmd.args, { cwd: project, env: cmd.env, detached: true, stdio: sandboxStdio(cmd, ["ignore", "ignore", "ignore"]) });
+    const closed = new Promise((r) => child.once("close", r));
+    let info = "";
+    const pid = await new Promise<number | undefined>((resolve) => {
+      const pipe = child.stdio[cmd.infoFd!] as Readable;
+      pipe.on("data", (c: Buffer) => {
+        info += c.toString();
+        const m = /"child-pid"\s*:\s*(\d+)/.exec(info);
+        if (m) resolve(Number(m[1]));
+      });
+      pipe.once("end", () => resolve(undefined));
+      // a bwrap without --info-fd keeps the pipe open and silent
+      setTimeout(() => resolve(undefined), 10_000).unref();
+    });
+    try {
+      expect(pid).toBeGreaterThan(0);
+      // the sandbox's own first process, not bwrap: killing it alone ends the sandbox and bwrap
+      expect(pid).not.toBe(child.pid);
+      process.kill(pid!, "SIGKILL");
+      await closed;
+    } finally {
+      try {
+        process.kill(-child.pid!, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+  });
+
   it("stops the whole sandbox when the process group is killed", async () => {
     const cmd = sb.wrap("sleep 30 & sleep 30", { cwd: project, projectRoot: project, env: process.env as Record<string, string> });
     const child = spawn(cmd.file, cmd.args, { cwd: project, env: cmd.env, detached: true, stdio: sandboxStdio(cmd, ["ignore", "ignore", "ignore"]) });
