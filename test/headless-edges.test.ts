@@ -253,4 +253,16 @@ describe("larik -p at its edges", () => {
     const r = await runCli(["-c", "-p", "again"], { cwd: repo, env });
     expect([r.code, r.stdout]).toEqual([0, "resumed\n"]);
   });
+
+  it("a reader that leaves while piped stdin is waited for ends the wait: 141, no request", async () => {
+    const { repo, env } = setup(server);
+    // stdin a pipe that stays open and silent: -p "prompt" waits up to 3 s for it
+    const { child, err, closed } = start(["-p", ...M, "--output", "json", "hi"], { cwd: repo, env });
+    const sent = server.requests.length;
+    // init comes before stdin is waited for; the reader takes it and leaves
+    child.stdout!.once("data", () => child.stdout!.destroy());
+    expect(await closed).toBe(141);
+    expect(err()).toBe("");
+    expect(server.requests.length).toBe(sent);
+  });
 });
