@@ -4,17 +4,18 @@
  * commands folder replaces them (`/skills` then lists the built-in one as shadowed). Their text
  * is in `embedded/*.ts`, one module each.
  */
-import reviewText from "./embedded/review.js";
-import securityReviewText from "./embedded/security-review.js";
+import * as review from "./embedded/review.js";
+import * as securityReview from "./embedded/security-review.js";
 import type { Entry } from "./discover.js";
-import { parseFrontmatter } from "./frontmatter.js";
 
 /** Where `/skills` says a built-in command file comes from. */
 export const BUILT_IN_ORIGIN = "built-in";
 
-const FILES: readonly (readonly [name: string, text: string])[] = [
-  ["review", reviewText],
-  ["security-review", securityReviewText],
+// name, then the file's frontmatter and body as constants: every start registers these, and
+// parsing their frontmatter there cost as much as discovering all the user's skills and commands
+const FILES: readonly (readonly [name: string, file: { description: string; argumentHint: string; default: string }])[] = [
+  ["review", review],
+  ["security-review", securityReview],
 ];
 
 /**
@@ -22,20 +23,20 @@ const FILES: readonly (readonly [name: string, text: string])[] = [
  * they are for the user to run (the model can read a diff with its own tools).
  */
 export function embeddedCommands(): Entry[] {
-  return FILES.map(([name, text]) => {
-    const fm = parseFrontmatter(text);
-    return {
-      kind: "command",
-      name,
-      description: typeof fm.data.description === "string" ? fm.data.description : name,
-      described: true,
-      file: `${BUILT_IN_ORIGIN}:${name}.md`,
-      dir: "",
-      origin: BUILT_IN_ORIGIN,
-      userInvocable: true,
-      modelInvocable: false,
-      argumentHint: fm.raw["argument-hint"] || undefined,
-      embedded: fm.body,
-    } satisfies Entry;
-  });
+  return FILES.map(
+    ([name, file]) =>
+      ({
+        kind: "command",
+        name,
+        description: file.description,
+        described: true,
+        file: `${BUILT_IN_ORIGIN}:${name}.md`,
+        dir: "",
+        origin: BUILT_IN_ORIGIN,
+        userInvocable: true,
+        modelInvocable: false,
+        argumentHint: file.argumentHint,
+        embedded: file.default,
+      }) satisfies Entry,
+  );
 }

@@ -1,14 +1,16 @@
 /**
  * The built-in `/review` command file (LARIK-REFERENCE §13): the instructions sent before the
  * changes Larik collects (../review.ts). A user `review.md` replaces it.
- * Markdown with frontmatter, as a command file on disk would hold it; a module rather than a
- * `.md` file so that the sources also run unbundled (jiti, vitest) as they are.
+ * A command file's frontmatter and body as constants, so that a start parses nothing; a module
+ * rather than a `.md` file so that the sources also run unbundled (jiti, vitest) as they are.
  */
-export default `---
-description: Review code changes (a pull request, a branch, a range, or your uncommitted work) and report findings by severity
-argument-hint: [PR|#PR|branch|range] [focus]
----
-Review the code changes that Larik collected below: what was compared, the commits, the changed
+/** What `/help` and the palette say about it (a command file's `description`). */
+export const description = "Review code changes (a pull request, a branch, a range, or your uncommitted work) and report findings by severity";
+/** A command file's `argument-hint`. */
+export const argumentHint = "[PR|#PR|branch|range] [focus]";
+
+/** The instructions, the body of the command file. */
+export default `Review the code changes that Larik collected below: what was compared, the commits, the changed
 files and the diff.
 
 How to work:
