@@ -20,7 +20,7 @@ export function entryCommand(e: Entry): Command {
       if (e.embedded !== undefined) {
         // imported on first use: start-up lists the command, it gathers nothing
         const { gatherReview, reviewPrompt } = await import("./review.js");
-        const { gathered, focus } = await gatherReview(args, agent.host.cwd, agent.host.env);
+        const { gathered, focus } = await gatherReview(args, agent.host.cwd, agent.host.env, e.name);
         return { prompt: reviewPrompt(e.embedded, gathered, focus), mentions: false };
       }
       const body = await readBody(e.file);

@@ -25,7 +25,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { toSafeText } from "../../kernel/index.js";
+import { ConfigError, toSafeText } from "../../kernel/index.js";
 
 /** Largest diff passed to the model, in bytes of UTF-8 (§13: "> 150 KB diff cut"). */
 export const MAX_DIFF_BYTES = 150 * 1024;
@@ -199,15 +199,17 @@ function looksLikeRevision(word: string): boolean {
 /**
  * Collects the changes to review for `/review <args>` in `cwd` (the scope order of the module
  * comment) and returns them with the focus text (what is left of `args`).
- * @throws Error with a one-line message: no git repository, a first word that names no revision,
- *   a pull request without `gh`, a failing git or gh command, nothing to review.
+ * @param command the command's name (`review`, `security-review`), for the messages
+ * @throws ConfigError for a first word that looks like a revision but names none (what was typed
+ *   can never run: exit 2 in `-p`); Error with a one-line message for no git repository, a pull
+ *   request without `gh`, a failing git or gh command, nothing to review.
  */
-export async function gatherReview(args: string, cwd: string, env: NodeJS.ProcessEnv): Promise<{ gathered: Gathered; focus: string }> {
+export async function gatherReview(args: string, cwd: string, env: NodeJS.ProcessEnv, command = "review"): Promise<{ gathered: Gathered; focus: string }> {
   const text = args.trim();
   const first = text.split(/\s+/)[0] ?? "";
   const rest = text.slice(first.length).trim();
   const gitEnv = { ...env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", PAGER: "cat" };
-  if (/^#?\d+$/.test(first)) return { gathered: await pullRequest(first.replace("#", ""), cwd, gitEnv), focus: rest };
+  if (/^#?\d+$/.test(first)) return { gathered: await pullRequest(first.replace("#", ""), cwd, gitEnv, command), focus: rest };
 
   const git = new Git(cwd, gitEnv);
   const top = await run("git", [...GIT, "rev-parse", "--show-toplevel"], cwd, gitEnv);
@@ -217,7 +219,7 @@ export async function gatherReview(args: string, cwd: string, env: NodeJS.Proces
     const target = await revisionTarget(git, first);
     if (target) return { gathered: target, focus: rest };
     if (looksLikeRevision(first)) {
-      throw new Error(`"${first}" names no commit, branch or range in this repository (git rev-parse --verify found none): check it with git log or git branch -a`);
+      throw new ConfigError(`"${first}" names no commit, branch or range in this repository (git rev-parse --verify found none): check it with git log or git branch -a`);
     }
   }
   const focus = text;
@@ -285,9 +287,9 @@ async function revisionTarget(git: Git, word: string): Promise<Gathered | undefi
 }
 
 /** Pull request `n` through `gh`, which must be on PATH. */
-async function pullRequest(n: string, cwd: string, env: NodeJS.ProcessEnv): Promise<Gathered> {
+async function pullRequest(n: string, cwd: string, env: NodeJS.ProcessEnv, command: string): Promise<Gathered> {
   const gh = findOnPath("gh", env);
-  if (!gh) throw new Error(`pull request #${n} needs the GitHub CLI, and gh is not on PATH: install it (https://cli.github.com) and run gh auth login, or review a branch or range (/review main..HEAD)`);
+  if (!gh) throw new Error(`pull request #${n} needs the GitHub CLI, and gh is not on PATH: install it (https://cli.github.com) and run gh auth login, or review a branch or range (/${command} main..HEAD)`);
   const ghEnv = { ...env, GH_PROMPT_DISABLED: "1", GH_NO_UPDATE_NOTIFIER: "1", GH_PAGER: "cat", NO_COLOR: "1", CLICOLOR: "0" };
   const call = async (args: string[], cap?: number) => {
     const r = await run(gh, args, cwd, ghEnv, cap);
