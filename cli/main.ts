@@ -70,13 +70,13 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: S
     // a broken config must not hide the help, which says where the config files are: the error
     // becomes a notice and the help describes the default preset
     if (!(err instanceof ConfigError) || !(argv.includes("--help") || argv.includes("-h"))) throw err;
-    return { settings: {}, notices: [errorText(err)], plugins: [], disable: [], configFiles: [] };
+    return { settings: {}, notices: [errorText(err)], plugins: [], pluginSources: [], disable: [], configFiles: [] };
   });
   const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;
   const presetSource = cfg.preset ? "the config's preset" : "the default preset";
   const host = await Host.create({
     plugins: [...preset, ...cfg.plugins],
-    sources: [...preset.map(() => presetSource), ...cfg.plugins.map(() => "the config's plugins")],
+    sources: [...preset.map(() => presetSource), ...cfg.plugins.map((_, i) => cfg.pluginSources[i] ?? "the config's plugins")],
     disable: cfg.disable,
     cwd,
     settings: cfg.settings,

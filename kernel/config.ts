@@ -102,6 +102,11 @@ export interface LoadedSettings {
 export interface LoadedConfig extends LoadedSettings {
   /** Plugins from `plugins` of the personal config, then of the approved project config. */
   plugins: Plugin[];
+  /**
+   * For each of `plugins`, the config file it came from as messages name it (`~/.config/larik/
+   * larik.config.ts`, `larik.config.ts`): a plugin of the same name in both is then told apart.
+   */
+  pluginSources: string[];
   /** A preset replacing the default one (project config's wins over personal's), resolved. */
   preset?: Plugin[];
   /** Plugin names to leave out (union of both configs). */
@@ -628,6 +633,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
   const notices: string[] = [];
   const { before, shared, private: priv } = await readJsonLayers(cwd, env, notices);
   const plugins: Plugin[] = [];
+  const pluginSources: string[] = [];
   let preset: Plugin[] | undefined;
   const disable = new Set<string>();
   const configFiles: string[] = [];
@@ -648,6 +654,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
     noteTypos(personalLayer.data, label, notices, true);
     const r = await resolvePluginSpecs(parts.plugins, personalFile, label, env);
     plugins.push(...r.plugins);
+    pluginSources.push(...r.plugins.map(() => label));
     notices.push(...r.notices);
     if (parts.preset) {
       const p = await resolvePluginSpecs(parts.preset, personalFile, label, env, "preset");
@@ -677,6 +684,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
         projectLayer = { label, trust: "personal", data: check.value };
         noteTypos(check.value, label, notices, true);
         plugins.push(...r.plugins);
+        pluginSources.push(...r.plugins.map(() => label));
         notices.push(...r.notices, ...(p?.notices ?? []));
         if (p) preset = p.plugins;
         for (const d of parts.disable) disable.add(d);
@@ -696,7 +704,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
     priv,
   ];
   const settings = mergeLayers(layers, displayPath(personalSettingsFile(env), cwd, env), notices);
-  return { settings, notices, plugins, preset, disable: [...disable], configFiles };
+  return { settings, notices, plugins, pluginSources, preset, disable: [...disable], configFiles };
 }
 
 /**

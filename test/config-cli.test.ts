@@ -189,3 +189,24 @@ describe("a config file with a syntax error", () => {
     }
   });
 });
+
+describe("a plugin of the same name in the personal and the project config", () => {
+  it("keeps the personal one and names both files in the notice", async () => {
+    const dir = join(base, "dup");
+    mkdirSync(dir, { recursive: true });
+    execFileSync("git", ["init", "-q", dir]);
+    const plugin = (from: string) => `export default { plugins: [{ name: "word-count", setup() {} , from: ${JSON.stringify(from)} }] };\n`;
+    const personal = join(env.XDG_CONFIG_HOME!, "larik", "larik.config.ts");
+    write(personal, plugin("personal"));
+    write(join(dir, "larik.config.ts"), plugin("project"));
+    try {
+      expect((await runCli(["config", "approve"], dir, env)).code).toBe(0);
+      // "the config's plugins" twice told the user nothing: which file keeps it, which lost it
+      expect(await ask(dir)).toContain(
+        'plugin "word-count" from larik.config.ts skipped: the plugin of that name from ~/.config/larik/larik.config.ts came first and keeps it',
+      );
+    } finally {
+      rmSync(personal);
+    }
+  });
+});
