@@ -672,7 +672,8 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
       notices.push(`${label} not loaded: cannot read it (${oneLine(err)})`);
       return undefined;
     });
-    const refusal = source && (await whyNotApproved(source, (priv.data.approved_configs as Settings["approved_configs"])?.[projectFile], cwd, env));
+    const approval = (priv.data.approved_configs as Settings["approved_configs"])?.[projectFile];
+    const refusal = source && (await whyNotApproved(source, approval, cwd, env, approval === undefined ? approvedFrom(projectFile, cwd, env) : undefined));
     if (refusal) notices.push(`${label} not loaded: ${refusal}`);
     else if (source) {
       try {
@@ -708,12 +709,31 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
 }
 
 /**
+ * The folder, as messages show it, whose private settings approve `projectFile` when that is the
+ * config's own folder and not `cwd` (approvals are stored per working folder, so one made at the
+ * project root does not hold in `src/`); undefined otherwise or when that file cannot be read.
+ */
+function approvedFrom(projectFile: string, cwd: string, env: NodeJS.ProcessEnv): string | undefined {
+  const dir = dirname(projectFile);
+  if (canonicalDir(cwd) === dir) return undefined;
+  try {
+    const data = JSON.parse(readFileSync(privateProjectFile(dir, env), "utf8")) as { approved_configs?: Record<string, unknown> };
+    return data.approved_configs?.[projectFile] !== undefined ? tildePath(dir, env) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Why a project config may not run as it is now, or undefined when its approval still holds: the
  * config's bytes and every file the approval pinned hash as they did (see {@link ConfigApproval}).
  * Reads and hashes those files; evaluates nothing.
  */
-async function whyNotApproved(source: ConfigSource, approved: ConfigApproval | string | undefined, cwd: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+async function whyNotApproved(source: ConfigSource, approved: ConfigApproval | string | undefined, cwd: string, env: NodeJS.ProcessEnv, elsewhere?: string): Promise<string | undefined> {
   const review = "review it, then run `larik config approve`";
+  if (approved === undefined && elsewhere) {
+    return `it is approved for ${elsewhere}, and approvals hold per working folder; to run it here too, run \`larik config approve\` in this folder`;
+  }
   if (approved === undefined) return `a project config runs code, so it needs your approval; ${review}`;
   // the old form pinned the config file alone: trusting it would keep its files unpinned
   if (typeof approved === "string") return "it was approved by an older Larik, which did not pin the files it loads; review them too, then run `larik config approve` again";

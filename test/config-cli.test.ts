@@ -210,3 +210,18 @@ describe("a plugin of the same name in the personal and the project config", () 
     }
   });
 });
+
+describe("a project config approved at the project root, run from a subfolder", () => {
+  it("says where it is approved and that approvals hold per working folder", async () => {
+    const dir = join(base, "sub-approve");
+    mkdirSync(join(dir, "src"), { recursive: true });
+    execFileSync("git", ["init", "-q", dir]);
+    write(join(dir, "larik.config.ts"), `export default { max_turns: 7 };\n`);
+    expect((await runCli(["config", "approve"], dir, env)).code).toBe(0);
+    expect(await ask(dir)).not.toContain("larik.config.ts");
+    // "needs your approval" read as if nothing was ever approved
+    expect(await ask(join(dir, "src"))).toContain(
+      `../larik.config.ts not loaded: it is approved for ${dir}, and approvals hold per working folder; to run it here too, run \`larik config approve\` in this folder`,
+    );
+  });
+});
