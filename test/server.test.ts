@@ -182,9 +182,16 @@ describe("routes", () => {
     expect(badModel.body.error.message).toContain("unknown provider");
 
     expect((await t.api("DELETE", `/v1/sessions/${id}`)).status).toBe(204);
-    const gone = await t.api("GET", `/v1/sessions/${id}`);
-    expect(gone.body).toMatchObject({ id, loaded: false, busy: false });
+    // nothing was ever sent to it: closed, its file is not kept
+    expect((await t.api("GET", `/v1/sessions/${id}`)).status).toBe(404);
     expect((await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "hello" })).status).toBe(404);
+
+    // one that got a prompt is unloaded and kept
+    const k = await t.api("POST", "/v1/sessions", {});
+    const kid = k.body.id as string;
+    expect((await t.api("POST", `/v1/sessions/${kid}/prompt`, { text: "hello", wait: true })).status).toBe(200);
+    expect((await t.api("DELETE", `/v1/sessions/${kid}`)).status).toBe(204);
+    expect((await t.api("GET", `/v1/sessions/${kid}`)).body).toMatchObject({ id: kid, loaded: false, busy: false });
   });
 
   it("refuses bad session options with one-line errors", async () => {

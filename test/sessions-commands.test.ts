@@ -42,13 +42,23 @@ describe("resume", () => {
     await drain(talked.run("hello"));
     await talked.close();
     await new Promise((r) => setTimeout(r, 20)); // a later write time for the empty one
-    const empty = await t.host.openAgent({ model: "scripted/m1" }); // `larik -p /cost`, a TUI quit at once
-    await empty.close();
+    // `larik -p /cost` or a TUI quit at once, killed before it closed (closed, an empty session
+    // is removed: next test)
+    const empty = await t.host.openAgent({ model: "scripted/m1" });
     const list = await t.host.sessionStore!.list(t.cwd);
     expect(list[0]!.id).toBe(empty.session.id);
     const resumed = await t.host.openAgent({ continue: true });
     expect(resumed.session.id).toBe(talked.session.id);
     await resumed.close();
+    await empty.close();
+  });
+
+  it("a session closed with nothing in it is not kept: --sessions lists no '(no prompt yet)' row for it", async () => {
+    const t = await bed();
+    const empty = await t.host.openAgent({ model: "scripted/m1" });
+    await runCommand(t.host, empty, "/cost");
+    await empty.close();
+    expect(await t.host.sessionStore!.list(t.cwd)).toEqual([]);
   });
 
   it("a resumed agent knows its context size before its first request (the TUI's meter, /cost)", async () => {

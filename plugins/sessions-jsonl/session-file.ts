@@ -3,7 +3,7 @@
  * Every append is one `write(2)` of one whole line to an O_APPEND descriptor, so a crash leaves
  * at most one torn record, at the end, which the next open recovers.
  */
-import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, writeSync } from "node:fs";
+import { closeSync, fdatasyncSync, fstatSync, ftruncateSync, rmSync, writeSync } from "node:fs";
 import { isoTime, type NewEntry, type SessionEntry, type SessionHandle, type SessionMeta } from "../../kernel/index.js";
 import { entrySeq } from "./ids.js";
 
@@ -49,6 +49,12 @@ export interface JsonlSessionInit {
   pendingNewline?: boolean;
   /** fdatasync after every append (survives power loss, costs a disk flush per entry). */
   fsync?: boolean;
+  /**
+   * A session this writer has just created: closed with nothing after its meta entry, its file
+   * is removed (a run that failed before its prompt, `larik -p /cost`), so `--sessions` does not
+   * fill with `(no prompt yet)` rows that nobody can resume into anything.
+   */
+  fresh?: boolean;
 }
 
 /** A writable session backed by an O_APPEND file descriptor and a writer lock. */
@@ -63,6 +69,7 @@ export class JsonlSession implements SessionHandle {
   #seq: number;
   #pendingNewline: boolean;
   readonly #fsync: boolean;
+  readonly #fresh: boolean;
   /** Bytes in the file as far as this writer knows (the only writer, thanks to the lock). */
   #size: number;
 
@@ -75,6 +82,7 @@ export class JsonlSession implements SessionHandle {
     this.#fd = init.fd;
     this.#pendingNewline = init.pendingNewline ?? false;
     this.#fsync = init.fsync ?? false;
+    this.#fresh = init.fresh ?? false;
     const meta = init.entries[0]?.meta;
     if (!meta) throw new Error(`${init.path}: the first entry is not a meta entry`);
     this.meta = meta;
@@ -111,13 +119,18 @@ export class JsonlSession implements SessionHandle {
     return full;
   }
 
-  /** Closes the file and releases the writer lock. Calling it twice is harmless. */
+  /**
+   * Closes the file and releases the writer lock; a fresh session with nothing after its meta
+   * entry is removed first (see {@link JsonlSessionInit.fresh}). Calling it twice is harmless.
+   */
   async close(): Promise<void> {
     const fd = this.#fd;
     if (fd === undefined) return;
     this.#fd = undefined;
     try {
       closeSync(fd);
+      // under the lock still: no other process has opened it meanwhile
+      if (this.#fresh && this.#entries.length === 1) rmSync(this.location, { force: true });
     } finally {
       this.#release();
     }

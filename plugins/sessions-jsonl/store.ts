@@ -61,14 +61,14 @@ export class JsonlSessionStore implements SessionStore {
   async create(meta: SessionMeta): Promise<SessionHandle> {
     const problem = sessionMetaProblem(meta);
     if (problem) throw new Error(`invalid session meta: ${problem}`);
-    return this.#createWith(meta.cwd, [], (id) => [{ id: `${id}-0`, parent_id: null, type: "meta", ts: isoTime(), meta }]);
+    return this.#createWith(meta.cwd, [], (id) => [{ id: `${id}-0`, parent_id: null, type: "meta", ts: isoTime(), meta }], true);
   }
 
   /**
    * Creates `<id>.jsonl` (O_EXCL, 0600) for a fresh id, takes its lock and writes the entries
    * `build(id)` returns in one write.
    */
-  #createWith(cwd: string, warnings: string[], build: (id: string) => SessionEntry[]): JsonlSession {
+  #createWith(cwd: string, warnings: string[], build: (id: string) => SessionEntry[], fresh = false): JsonlSession {
     const dir = this.#ensureDir(cwd);
     for (let attempt = 0; ; attempt++) {
       const id = newSessionId();
@@ -87,7 +87,7 @@ export class JsonlSessionStore implements SessionStore {
         const entries = build(id);
         appendWhole(fd, Buffer.concat(entries.map(entryLine)), 0);
         if (this.#fsync) fdatasyncSync(fd);
-        return new JsonlSession({ id, path, fd, entries, warnings, release, fsync: this.#fsync });
+        return new JsonlSession({ id, path, fd, entries, warnings, release, fsync: this.#fsync, fresh });
       } catch (err) {
         closeSync(fd);
         // Nothing was written (or a torn head): leave no unreadable file behind.

@@ -30,6 +30,7 @@ function childTry(id: string, mode = "try"): { ok?: boolean; error?: string } {
 describe("one writer per session", { timeout: 120_000 }, () => {
   it("a second process gets the one-line 'already open' error naming our pid", async () => {
     const h = await t.store.create(meta(t.cwd));
+    h.append({ type: "message", message: user("hello") }); // an empty one is removed at close
     const r = childTry(h.id);
     expect(r.error).toMatch(new RegExp(`^session ${h.id} is already open for writing in another process \\(pid ${process.pid}\\): wait for it, or branch it with --fork; `));
     expect(r.error).not.toContain("\n");
@@ -60,6 +61,7 @@ describe("one writer per session", { timeout: 120_000 }, () => {
 
   it("a stale lock with a dead pid (or our own pid from an earlier life) is taken over", async () => {
     const h = await t.store.create(meta(t.cwd));
+    h.append({ type: "message", message: user("hello") });
     await h.close();
     const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
     writeFileSync(`${h.location}.lock`, `${dead.stdout}\n`);
@@ -79,6 +81,7 @@ describe("one writer per session", { timeout: 120_000 }, () => {
 
   it("a process that exits without closing releases its lock", async () => {
     const h = await t.store.create(meta(t.cwd));
+    h.append({ type: "message", message: user("hello") });
     await h.close();
     expect(childTry(h.id, "exit").ok).toBe(true);
     expect(existsSync(`${h.location}.lock`)).toBe(false);

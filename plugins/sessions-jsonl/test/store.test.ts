@@ -113,6 +113,7 @@ describe("create, append, reopen", () => {
     expect(statSync(`${h.location}.lock`).mode & 0o777).toBe(0o600);
     expect(statSync(dirname(h.location)).mode & 0o777).toBe(0o700);
     expect(statSync(join(t.root, "sessions")).mode & 0o777).toBe(0o700);
+    h.append({ type: "message", message: user("x") });
     await h.close();
     const f = await t.store.fork(t.cwd, h.id);
     expect(statSync(f.location).mode & 0o777).toBe(0o600);
@@ -130,6 +131,7 @@ describe("create, append, reopen", () => {
 
   it("refuses appends after close and removes the lock", async () => {
     const h = await t.store.create(meta(t.cwd));
+    h.append({ type: "message", message: user("x") });
     await h.close();
     await h.close();
     expect(() => h.append({ type: "message", message: user("x") })).toThrow(/is closed/);
@@ -196,6 +198,7 @@ describe("list", () => {
     b.append({ type: "message", message: user(`<system-note>plan mode</system-note>\n${"long words ".repeat(20)}`) });
     await b.close();
     const c = await t.store.create(meta(t.cwd));
+    c.append({ type: "message", message: assistant("no prompt before me"), usage }); // kept, untitled
     await c.close();
     const now = Date.now() / 1000;
     utimesSync(a.location, now - 30, now - 30);
@@ -215,6 +218,7 @@ describe("list", () => {
   it("is empty for a directory without sessions and skips unreadable files", async () => {
     expect(await t.store.list(t.cwd)).toEqual([]);
     const h = await t.store.create(meta(t.cwd));
+    h.append({ type: "message", message: user("x") });
     await h.close();
     writeFileSync(join(dirname(h.location), "20200101-000000-abcdef.jsonl"), '{"id":"20200101-000000-abc');
     writeFileSync(join(dirname(h.location), "notes.jsonl"), "{}\n");
@@ -241,6 +245,7 @@ describe("plugin", () => {
     expect(store?.name).toBe("jsonl");
     const h = await store!.create(meta(t.cwd));
     expect(h.location.startsWith(t.root)).toBe(true);
+    h.append({ type: "message", message: user("x") });
     await h.close();
     expect((await store!.list(t.cwd)).map((s) => s.id)).toEqual([h.id]);
     await host.dispose();
