@@ -58,7 +58,7 @@ describe("larik with a config that has bad plugins", () => {
     personalConfig(`export default { plugins: [{ name: "headless", setup(ctx) { ctx.notice("the impostor ran"); } }] };\n`);
     const r = await larik(["--version"]);
     expect(lines(r.stderr)).toEqual([
-      '! plugin "headless" from the config\'s plugins skipped: the plugin of that name from the default preset came first and keeps it; rename one of them, or remove one',
+      '! plugin "headless" from ~/.config/larik/larik.config.ts skipped: the plugin of that name from the default preset came first and keeps it; rename one of them, or remove one',
     ]);
     // the preset's headless front end still takes -p
     const p = await larik(["-p", "--model", "nosuch/m", "hi"]);
