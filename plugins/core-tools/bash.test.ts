@@ -202,56 +202,48 @@ describe("bash", () => {
     expect(seen).toHaveLength(1);
   });
 
-  it("a kill reaches the process a sandbox names on its info pipe, also when the name arrives after the kill", async () => {
-    // bwrap starts the sandbox in a new session (out of the group's reach) and names its init on
-    // --info-fd; a kill in bwrap's first milliseconds can come before that name has been read
-    const pidFile = join(root, "outside.pid");
+  /**
+   * Runs a call through a fake sandbox whose `script` (bash) leaves the process group with
+   * `setsid`, writes its pid to `pidFile` and names itself on the info pipe (fd 3), then cancels
+   * the call once `settle` resolves; resolves to the call's result and that pid.
+   */
+  async function killThroughInfoPipe(script: (pidFile: string) => string, settle: () => Promise<unknown>) {
+    const pidFile = join(root, "sandbox-init.pid");
+    rmSync(pidFile, { force: true });
     const sandbox: Sandbox = {
       name: "fake",
       probe: async () => ({ ok: true }),
-      wrap: (command, opts) => ({
-        file: "bash",
-        // the "sandbox" leaves the group at once, and says who it is only 0.4 s later
-        args: ["-c", `setsid bash -c 'echo $$ > ${pidFile}; sleep 0.4; echo "{\\"child-pid\\": $$}" >&3; exec 3>&- 4>&-; exec sleep 60' & exec 3>&- 4>&-; sleep 60`],
-        env: opts.env,
-        infoFd: 3,
-        statusFd: 4,
-      }),
+      wrap: (command, opts) => ({ file: "bash", args: ["-c", script(pidFile)], env: opts.env, infoFd: 3, statusFd: 4 }),
     };
     const sctx = makeContext(root, { sandbox });
     const running = call(bash, { command: "true", timeout: 60 }, sctx);
     expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "")).toBe(true);
     const pid = Number(readFileSync(pidFile, "utf8"));
     strays.push(pid);
+    await settle();
     sctx.controller.abort();
-    const r = await running;
+    return { r: await running, pid };
+  }
+
+  it("a kill reaches the process a sandbox names on its info pipe, also when the name arrives after the kill", async () => {
+    // bwrap starts the sandbox in a new session (out of the group's reach) and names its init on
+    // --info-fd; a kill in bwrap's first milliseconds can come before that name has been read.
+    // Here the "sandbox" leaves the group at once, and says who it is only 0.4 s later.
+    const { r, pid } = await killThroughInfoPipe(
+      (pidFile) => `setsid bash -c 'echo $$ > ${pidFile}; sleep 0.4; echo "{\\"child-pid\\": $$}" >&3; exec 3>&- 4>&-; exec sleep 60' & exec 3>&- 4>&-; sleep 60`,
+      async () => {},
+    );
     expect(r.content).toContain("the command and its child processes were killed");
     expect(await until(() => !alive(pid))).toBe(true);
   });
 
   it("a kill reaches the process a sandbox named on its info pipe before the kill", async () => {
-    // bwrap's usual case: the sandbox's init is named at once, and lives in its own session
-    const pidFile = join(root, "named.pid");
-    const sandbox: Sandbox = {
-      name: "fake",
-      probe: async () => ({ ok: true }),
-      wrap: (command, opts) => ({
-        file: "bash",
-        args: ["-c", `setsid bash -c 'echo "{\\"child-pid\\": $$}" >&3; exec 3>&- 4>&-; echo $$ > ${pidFile}; exec sleep 60' & exec 3>&- 4>&-; sleep 60`],
-        env: opts.env,
-        infoFd: 3,
-        statusFd: 4,
-      }),
-    };
-    const sctx = makeContext(root, { sandbox });
-    const running = call(bash, { command: "true", timeout: 60 }, sctx);
-    expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "")).toBe(true);
-    const pid = Number(readFileSync(pidFile, "utf8"));
-    strays.push(pid);
-    // the name was written before the pid file: give the info pipe's reader a moment to take it
-    await new Promise((res) => setTimeout(res, 300));
-    sctx.controller.abort();
-    const r = await running;
+    // bwrap's usual case: the sandbox's init is named at once, and lives in its own session; the
+    // name was written before the pid file, and the info pipe's reader is given a moment to take it
+    const { r, pid } = await killThroughInfoPipe(
+      (pidFile) => `setsid bash -c 'echo "{\\"child-pid\\": $$}" >&3; exec 3>&- 4>&-; echo $$ > ${pidFile}; exec sleep 60' & exec 3>&- 4>&-; sleep 60`,
+      () => new Promise((res) => setTimeout(res, 300)),
+    );
     expect(r.content).toContain("the command and its child processes were killed");
     expect(await until(() => !alive(pid))).toBe(true);
   });
