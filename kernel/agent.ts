@@ -470,9 +470,6 @@ export class Agent {
     const parsed = AgentEventSchema.safeParse(e);
     // zod's message is a JSON dump over many lines, and only the first line of an error is shown
     if (!parsed.success) throw new Error(`kernel bug: invalid ${e.type} event: ${issuesLine(parsed.error.issues)}`);
-    // `event` taps observe: one that changed the event would send every front end (and the
-    // server's SSE) an event the schema never checked, so an assignment throws in the tap
-    Object.freeze(e);
     this.#callEventTaps(e, ch);
     ch.push(e);
   }
@@ -486,6 +483,10 @@ export class Agent {
   #callEventTaps(e: AgentEvent, ch: Channel<AgentEvent>): void {
     const taps = this.host.hooks.event.taps;
     if (!taps.length) return;
+    // taps observe: one that changed the event would send every front end (and the server's SSE)
+    // an event the schema never checked, so an assignment throws in the tap. Frozen only when
+    // someone taps: this runs for every streamed delta.
+    Object.freeze(e);
     for (const tap of taps) {
       try {
         (tap.fn as (e: AgentEvent, agent: Agent) => void)(e, this);
