@@ -125,3 +125,21 @@ export function imageProblem(data: Uint8Array, mediaType: string): string | unde
   if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE) return `${width}×${height} pixels is over the limit of ${MAX_IMAGE_SIDE} a side`;
   return undefined;
 }
+
+/** Verdicts of {@link storedImageProblem} per image object (null: fine). */
+const verdicts = new WeakMap<object, string | null>();
+
+/**
+ * {@link imageProblem} of an image block's base64 `data`, decoded and checked once per image
+ * object: request builders ask it for every image of the conversation at every request, and a
+ * session keeps its image objects, so each is read once per process (a session may hold images
+ * from before `read` checked them, which servers answer with HTTP 400 on every request).
+ */
+export function storedImageProblem(img: { media_type: string; data: string }): string | undefined {
+  let verdict = verdicts.get(img);
+  if (verdict === undefined) {
+    verdict = imageProblem(Buffer.from(img.data, "base64"), img.media_type) ?? null;
+    verdicts.set(img, verdict);
+  }
+  return verdict ?? undefined;
+}

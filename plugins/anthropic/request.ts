@@ -3,7 +3,7 @@
  * (WIRE-FORMATS §1.2–§1.4; platform.claude.com/docs/en/api/messages).
  */
 import { createHash } from "node:crypto";
-import { imageProblem, type Block, type Effort, type Message, type ModelRequest } from "../../kernel/index.js";
+import { storedImageProblem, type Block, type Effort, type Message, type ModelRequest } from "../../kernel/index.js";
 import { thinkingStyle } from "./catalog.js";
 
 /** What the body builder needs besides the request. */
@@ -139,9 +139,6 @@ function uniqueToolIds(m: Message, used: Set<string>): Map<string, string> {
 /** True when `text` has something besides white space (what the API accepts in a text block). */
 const hasText = (text: string | undefined): text is string => !!text && text.trim() !== "";
 
-/** The check's verdict per image object of the conversation (null: fine), so each is decoded once. */
-const verdicts = new WeakMap<object, string | null>();
-
 /**
  * Longest base64 `data` of one image the API takes: 5 MB of base64 text, so 3.75 MB of file (HTTP
  * 400 `image exceeds 5 MB maximum: 6990508 bytes > 5242880 bytes` otherwise).
@@ -154,12 +151,7 @@ function unsendable(img: { media_type: string; data: string }, rejected: Readonl
   if (img.data.length > MAX_IMAGE_BASE64) {
     return `${(img.data.length / 1024 / 1024).toFixed(1)} MB once base64-encoded, over the API's limit of 5 MB for one image`;
   }
-  let verdict = verdicts.get(img);
-  if (verdict === undefined) {
-    verdict = imageProblem(Buffer.from(img.data, "base64"), img.media_type) ?? null;
-    verdicts.set(img, verdict);
-  }
-  return verdict ?? undefined;
+  return storedImageProblem(img);
 }
 
 function imageBlock(img: { media_type: string; data: string }, rejected: ReadonlySet<string> | undefined): ApiBlock {

@@ -3,7 +3,7 @@
  * platform.openai.com/docs/api-reference/chat/create).
  */
 import { createHash } from "node:crypto";
-import { imageProblem, type Block, type Effort, type Image, type Message, type ModelRequest } from "../../kernel/index.js";
+import { storedImageProblem, type Block, type Effort, type Image, type Message, type ModelRequest } from "../../kernel/index.js";
 import type { ChatPreset } from "./presets.js";
 
 /** What the body builder needs besides the request. */
@@ -27,20 +27,13 @@ export const REASONING_EFFORT: Record<Effort, "low" | "medium" | "high"> = {
   max: "high",
 };
 
-/** The check's verdict per image object of the conversation (null: fine), so each is decoded once. */
-const verdicts = new WeakMap<object, string | null>();
-
 /**
  * An image as a data URL part, or, when it is not a whole image of its type (kernel/kit/images.ts: one
  * kept in a session from before `read` checked images), a text note: servers answer a broken
  * image with HTTP 400 on every request that carries it.
  */
 function dataUrl(img: Image): Part {
-  let why = verdicts.get(img);
-  if (why === undefined) {
-    why = imageProblem(Buffer.from(img.data, "base64"), img.media_type) ?? null;
-    verdicts.set(img, why);
-  }
+  const why = storedImageProblem(img);
   if (why) return { type: "text", text: `[image omitted: ${why}]` };
   return { type: "image_url", image_url: { url: `data:${img.media_type};base64,${img.data}` } };
 }
