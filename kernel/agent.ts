@@ -433,9 +433,13 @@ export class Agent {
   /**
    * Runs one turn. Refused (throws) while another turn runs; by the time `done` reaches the
    * consumer the turn is over, so the next `run` may start from the `done` handler.
+   * @param opts.typed what the user typed when a slash command made `prompt` (`/review main..HEAD`
+   *   for the collected review prompt): stored with the prompt as `data.typed`, so session lists
+   *   title the session by it (LARIK-REFERENCE §7 titles; Claude Code shows the typed command);
+   *   the model still gets `prompt`.
    * @throws Error while a turn (or `/compact`) runs.
    */
-  run(prompt: string | Block[]): AsyncIterable<AgentEvent> {
+  run(prompt: string | Block[], opts: { typed?: string } = {}): AsyncIterable<AgentEvent> {
     if (this.#running) {
       throw new Error(`${this.#compacting ? "a compaction" : "a turn"} is already running: wait for it to finish or cancel it`);
     }
@@ -444,7 +448,7 @@ export class Agent {
     this.#interruption = INTERRUPTED;
     const ch = new Channel<AgentEvent>();
     const emit = (e: AgentEvent) => this.#emit(ch, e);
-    this.#turnDone = this.#turn(prompt, ctrl.signal, emit)
+    this.#turnDone = this.#turn(prompt, ctrl.signal, emit, opts.typed)
       .catch((err: unknown): StopReason => {
         emit({ type: "error", text: errorText(err) });
         return "error";
@@ -506,7 +510,7 @@ export class Agent {
     this.session.append(entry);
   }
 
-  async #turn(prompt: string | Block[], signal: AbortSignal, emit: (e: AgentEvent) => void): Promise<StopReason> {
+  async #turn(prompt: string | Block[], signal: AbortSignal, emit: (e: AgentEvent) => void, typed?: string): Promise<StopReason> {
     const say = (text: string) => emit({ type: "notice", text: noticeText(text) });
     this.#flushHostNotices(emit);
     const { tools } = await this.context();
@@ -545,7 +549,8 @@ export class Agent {
     else blocks.push(...prompt);
     // the checkpoint unit of this turn, so `/rewind n files` can map a prompt to its snapshots
     const turn = this.checkpoints.currentTurn?.();
-    this.#appendMessage({ role: "user", blocks }, undefined, turn !== undefined ? { checkpoint_turn: turn } : undefined);
+    const data = { ...(turn !== undefined ? { checkpoint_turn: turn } : {}), ...(typed?.trim() ? { typed: typed.trim() } : {}) };
+    this.#appendMessage({ role: "user", blocks }, undefined, Object.keys(data).length ? data : undefined);
     if (compacted === "failed") {
       // the prompt is kept (a resume shows it, nothing typed is lost), with a mark where its
       // answer would be; a compaction cut short by a cancel is an interrupt, not an error

@@ -158,6 +158,17 @@ export function isPrompt(m: Message): boolean {
 }
 
 /**
+ * What the user typed for a prompt entry that a slash command made (`/review main..HEAD`, whose
+ * message holds the collected review prompt): its `data.typed`, written by `Agent.run`'s `typed`
+ * option; undefined for a prompt sent as it was typed. Session titles prefer it (§7 "titles =
+ * first prompt": the prompt the user gave, as Claude Code lists the typed command).
+ */
+export function typedPrompt(e: SessionEntry): string | undefined {
+  const t = e.data?.typed;
+  return typeof t === "string" && t.trim() ? t : undefined;
+}
+
+/**
  * Prompt indexes (turn boundaries) of a display history, with the text the user typed: queued
  * `<system-note>` and `<hook-context>` blocks and attachments are left out.
  */

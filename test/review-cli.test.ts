@@ -177,6 +177,24 @@ describe("/review", () => {
     expect(focus.prompt).toContain("pay particular attention to: security of auth");
   });
 
+  it("a session started by /review or /init is titled by what was typed; the model gets the expanded prompt", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo, "a.txt"), "one\nthree\n");
+    const e = env();
+    const review = await larik(repo, ["/review", "HEAD", "the", "parser"], e);
+    expect([review.code, review.stderr]).toEqual([0, ""]);
+    expect(review.prompt).toMatch(/^Review the code changes that Larik collected/);
+    const init = await larik(repo, ["/init", "the", "test", "commands"], e);
+    expect(init.code).toBe(0);
+    expect(init.prompt).toContain("Write the instruction file");
+    const plain = await larik(repo, ["what changed?"], e);
+    expect(plain.code).toBe(0);
+    const list = await runCli(["--sessions"], { cwd: repo, env: e });
+    expect(list.code).toBe(0);
+    const titles = list.stdout.split("\n").filter(Boolean).map((l) => l.replace(/^\S+ {2}\S+ \S+ {2}/, ""));
+    expect(titles).toEqual(["what changed?", "/init the test commands", "/review HEAD the parser"]);
+  });
+
   it("cuts a diff over 150 KB at a line end and says so", async () => {
     const repo = makeRepo();
     const big = Array.from({ length: 8000 }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n") + "\n";

@@ -288,6 +288,23 @@ describe("routes", () => {
     expect(branched.body.id).not.toBe(id);
   });
 
+  it("titles a session whose first prompt a command made by what was typed, loaded or not", async () => {
+    // a -p or TUI run of `/review main..HEAD`: the model gets the review prompt, the store what was typed
+    const agent = await t.host.openAgent({ model: "scripted/x" });
+    for await (const ev of agent.run("Review the code changes that Larik collected below", { typed: "/review main..HEAD" })) if (ev.type === "done") break;
+    const id = agent.session.id;
+    await agent.close("exit");
+    const list = await t.api("GET", "/v1/sessions");
+    expect(list.body.sessions.find((s: any) => s.id === id)).toMatchObject({ title: "/review main..HEAD", loaded: false });
+    expect((await t.api("POST", "/v1/sessions", { resume: id })).status).toBe(201);
+    expect((await t.api("GET", `/v1/sessions/${id}`)).body.title).toBe("/review main..HEAD");
+    const loaded = await t.api("GET", "/v1/sessions");
+    expect(loaded.body.sessions.find((s: any) => s.id === id)).toMatchObject({ title: "/review main..HEAD", loaded: true });
+    // what the model got is unchanged
+    const m = await t.api("GET", `/v1/sessions/${id}/messages`);
+    expect(m.body.messages[0].blocks.at(-1).text).toBe("Review the code changes that Larik collected below");
+  });
+
   it("compacts, undoes and clears", async () => {
     const id = await newSession();
     const empty = await t.api("POST", `/v1/sessions/${id}/compact`);

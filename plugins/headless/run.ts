@@ -317,7 +317,8 @@ async function runPrompt(
   }
   if (o.stop.aborted) return undefined;
   let done: AgentEvent | undefined;
-  for await (const ev of agent.run(turn)) {
+  // a command's prompt is titled in session lists by what was typed (`/review main..HEAD`)
+  for await (const ev of agent.run(turn, o.command ? { typed: prompt.trim() } : {})) {
     if (ev.type === "permission_request") {
       const reason = denialReason(ev.suggested_rule, modesThatAllow(agent.checker, host.tools.get(ev.tool_name), ev.input));
       agent.respond(ev.request_id, { allow: false, reason, automatic: true });

@@ -11,8 +11,10 @@ import {
   errorText,
   expandMentions,
   hasMentions,
+  isPrompt,
   promptsOf,
   resolveModel,
+  typedPrompt,
   type Agent,
   type AgentEvent,
   type Block,
@@ -64,9 +66,14 @@ export class ServerSession {
     return this.#closed;
   }
 
-  /** The session's title: its first prompt, at most 80 characters. */
+  /**
+   * The session's title: its first prompt, at most 80 characters; for a prompt a slash command
+   * made, what was typed (`/review main..HEAD`, kernel `typedPrompt`), as `larik --sessions` shows.
+   */
   title(): string {
-    const first = this.agent.session.meta.title ?? promptsOf(this.agent.history())[0]?.text ?? "";
+    const session = this.agent.session;
+    const entry = session.entries().find((e) => e.type === "message" && e.message !== undefined && isPrompt(e.message));
+    const first = session.meta.title ?? (entry && typedPrompt(entry)) ?? promptsOf(this.agent.history())[0]?.text ?? "";
     const line = first.replace(/\s+/g, " ").trim();
     return line.length > 80 ? `${line.slice(0, 79)}…` : line;
   }

@@ -1,9 +1,11 @@
 /**
- * Session titles for lists (LARIK-REFERENCE §7): the first prompt's text, at most 80 characters.
- * Listing reads only the head of each file, so it stays fast however long the sessions are.
+ * Session titles for lists (LARIK-REFERENCE §7): the first prompt's text, at most 80 characters;
+ * for a prompt a slash command made, what the user typed (`/review main..HEAD`, the entry's
+ * `data.typed`), not the prompt it expanded to. Listing reads only the head of each file, so it
+ * stays fast however long the sessions are.
  */
 import { closeSync, openSync, readSync } from "node:fs";
-import { isPrompt, SessionEntrySchema, type Message, type SessionEntry, type SessionMeta } from "../../kernel/index.js";
+import { isPrompt, SessionEntrySchema, typedPrompt, type Message, type SessionEntry, type SessionMeta } from "../../kernel/index.js";
 
 /** Longest title, in characters (code points). */
 export const TITLE_CHARS = 80;
@@ -19,18 +21,28 @@ export function promptTitle(m: Message): string {
     .filter((b) => b.type === "text" && !b.attachment)
     .map((b) => (b as { text: string }).text)
     .join(" ")
-    .replace(/^\s*(<system-note>[\s\S]*?<\/system-note>\s*)+/, "")
-    .replace(/\s+/g, " ")
-    .trim();
+    .replace(/^\s*(<system-note>[\s\S]*?<\/system-note>\s*)+/, "");
+  return titleLine(text);
+}
+
+/** `text` on one line, whitespace collapsed, cut to {@link TITLE_CHARS} with "…". */
+function titleLine(text: string): string {
+  text = text.replace(/\s+/g, " ").trim();
   const chars = [...text];
   return chars.length <= TITLE_CHARS ? text : `${chars.slice(0, TITLE_CHARS - 1).join("")}…`;
+}
+
+/** The title of a prompt entry: what was typed when a command made it, else its displayed text. */
+export function entryTitle(e: SessionEntry & { message: Message }): string {
+  const typed = typedPrompt(e);
+  return typed !== undefined ? titleLine(typed) : promptTitle(e.message);
 }
 
 /** The title of a parsed session: `meta.title`, else the first prompt, else "". */
 export function titleOf(entries: readonly SessionEntry[]): string {
   const meta = entries[0]?.meta;
   if (meta?.title) return meta.title;
-  for (const e of entries) if (e.type === "message" && e.message && isPrompt(e.message)) return promptTitle(e.message);
+  for (const e of entries) if (e.type === "message" && e.message && isPrompt(e.message)) return entryTitle(e as SessionEntry & { message: Message });
   return "";
 }
 
@@ -71,7 +83,7 @@ export function readHead(path: string): SessionHead | undefined {
           if (meta.title) return { meta, title: meta.title };
           continue;
         }
-        if (entry.type === "message" && entry.message && isPrompt(entry.message)) return { meta, title: promptTitle(entry.message) };
+        if (entry.type === "message" && entry.message && isPrompt(entry.message)) return { meta, title: entryTitle(entry as SessionEntry & { message: Message }) };
       }
       buf = buf.subarray(start);
       if (n === 0) return meta && { meta, title: "" };

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import type { Agent, AgentEvent, Command } from "../../kernel/index.js";
+import { isPrompt, typedPrompt, type Agent, type AgentEvent, type Command } from "../../kernel/index.js";
 import { call, text } from "../../test/fakes/scripted-provider.js";
 import { historyFile } from "./history.js";
 import { loadMarkdown } from "./markdown.js";
@@ -553,6 +553,9 @@ describe("composer", () => {
     expect(last(1)).not.toContain("secret-alpha");
     // an ordinary command's prompt still attaches what it mentions
     expect(last(2)).toContain("secret-alpha");
+    // each prompt is stored with the command line typed, which titles the session (now or queued)
+    const prompts = r.controller.agent.session.entries().filter((e) => e.type === "message" && e.message && isPrompt(e.message));
+    expect(prompts.map((e) => typedPrompt(e))).toEqual(["/data", "/data", "/skill"]);
   });
 
   it("!cmd runs in the shell, shows output and sends it with the next prompt", async () => {

@@ -179,6 +179,8 @@ export class TuiController {
   #queued: string[] = [];
   /** Queued prompts that carry a command's data (a review's diff): no `@` mention is attached. */
   #dataPrompts = new Set<string>();
+  /** What was typed for queued prompts a command made (`/review main..HEAD`), their session title. */
+  #typed = new Map<string, string>();
   #todos?: Todo[];
   #todosChanged = false;
   #showThinking = false;
@@ -468,7 +470,8 @@ export class TuiController {
       if (this.#running || this.#busy) {
         this.#queued.push(prompt);
         if (!mentions) this.#dataPrompts.add(prompt);
-      } else await this.#turn(prompt, false, mentions);
+        this.#typed.set(prompt, label);
+      } else await this.#turn(prompt, false, mentions, label);
     } else this.#drain();
   }
 
@@ -500,7 +503,8 @@ export class TuiController {
     }
   }
 
-  async #turn(text: string, showPrompt = true, mentions = true): Promise<void> {
+  /** Runs one turn; `typed` is the command line that made `text`, stored for session titles. */
+  async #turn(text: string, showPrompt = true, mentions = true, typed?: string): Promise<void> {
     const agent = this.agent;
     this.#running = true;
     this.#turnStarted = (this.#opts.now ?? Date.now)();
@@ -515,7 +519,7 @@ export class TuiController {
         for (const n of x.notices) this.#push({ kind: "notice", text: n });
         if (x.blocks.length > 1) prompt = x.blocks;
       }
-      for await (const ev of agent.run(prompt)) this.onEvent(ev, agent);
+      for await (const ev of agent.run(prompt, typed ? { typed } : {})) this.onEvent(ev, agent);
     } catch (err) {
       this.#push({ kind: "error", text: errorText(err) });
     } finally {
@@ -544,7 +548,9 @@ export class TuiController {
     if (!this.#running && !this.#busy && this.#queued.length) {
       const next = this.#queued.shift()!;
       const data = this.#dataPrompts.delete(next);
-      void this.#turn(next, !data, !data);
+      const typed = this.#typed.get(next);
+      this.#typed.delete(next);
+      void this.#turn(next, !data, !data, typed);
       return;
     }
     if (!this.#running && !this.#busy && !this.#queued.length) {
