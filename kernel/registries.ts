@@ -207,6 +207,14 @@ export interface CommandContext {
   /** Shows a line to the user (rendered as a notice by every front end). */
   print(text: string): void;
   ui?: CommandUi;
+  /**
+   * Text piped to a headless run besides the prompt argument (`git log | larik -p /review`), read
+   * at the first call and trimmed at its end; undefined when nothing was piped, and absent in
+   * front ends without one (the TUI, the server). A command that calls it has taken the text:
+   * the front end no longer appends it to the prompt the command returns (which it does, after a
+   * blank line, for a command that does not call it). `/review` puts it inside its data block.
+   */
+  stdin?: () => Promise<string | undefined>;
 }
 
 /** A slash command (`/undo`, `/cost`, a skill, a custom command). */

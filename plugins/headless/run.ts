@@ -296,13 +296,18 @@ async function runPrompt(
     await agent.context();
     if (!host.commands.get(o.unknown)) throw unknownCommandError(host, o.unknown);
   }
-  const expanded = await expandCommand(host, agent, prompt, printer);
+  // stdin is read once, by the command (`/review` fences it as data) or after it, below
+  let pipedText: Promise<string | undefined> | undefined;
+  const readPiped = () => (pipedText ??= o.piped());
+  let taken = false;
+  const stdin = () => ((taken = true), readPiped());
+  const expanded = await expandCommand(host, agent, prompt, printer, stdin);
   let text = expanded?.prompt;
   // a command that made no prompt ran no turn; a reader of --output json still gets its end
   if (text === undefined) return { type: "done", stop_reason: "end_turn", ...sessionId(agent) };
   if (agent.modelError) throw agent.modelError;
-  if (o.command) {
-    const extra = await o.piped();
+  if (o.command && !taken) {
+    const extra = await readPiped();
     if (extra) text = `${text}\n\n${extra}`;
   }
   if (o.stop.aborted) return undefined;
@@ -358,13 +363,13 @@ function unknownCommandError(host: Host, name: string): ConfigError {
  * prompts); a command that returns a prompt is sent as the turn. Returns the prompt to run, or
  * undefined when the command produced no prompt.
  */
-async function expandCommand(host: Host, agent: Agent, prompt: string, printer: Printer): Promise<CommandPrompt | undefined> {
+async function expandCommand(host: Host, agent: Agent, prompt: string, printer: Printer, stdin: () => Promise<string | undefined>): Promise<CommandPrompt | undefined> {
   const line = parseCommandLine(prompt);
   const cmd = line && host.commands.get(line.name);
   if (!cmd) return { prompt: prompt.trim() };
   try {
     // what a command prints is this run's answer (`larik -c -p /cost > cost.txt`)
-    const r = await cmd.run({ host, agent, args: line.args, print: (t) => printer.output(t) });
+    const r = await cmd.run({ host, agent, args: line.args, print: (t) => printer.output(t), stdin });
     return r ? r : undefined;
   } catch (err) {
     const named = commandErrorText(cmd, err);

@@ -16,12 +16,15 @@ export function entryCommand(e: Entry): Command {
     description: clip(e.description, 200),
     args: e.argumentHint,
     section: e.embedded !== undefined ? "review" : e.kind === "skill" ? "skills" : "custom commands",
-    async run({ agent, args }) {
+    async run({ agent, args, stdin }) {
       if (e.embedded !== undefined) {
         // imported on first use: start-up lists the command, it gathers nothing
         const { gatherReview, reviewPrompt } = await import("./review.js");
         const { gathered, focus } = await gatherReview(args, agent.host.cwd, agent.host.env, e.name);
-        return { prompt: reviewPrompt(e.embedded, gathered, focus), mentions: false };
+        // read once the gathering has succeeded (a failed one leaves stdin unread, with no wait);
+        // fenced inside the data block, not appended after it where it would read as instructions
+        const piped = await stdin?.();
+        return { prompt: reviewPrompt(e.embedded, gathered, focus, piped), mentions: false };
       }
       const body = await readBody(e.file);
       const prompt = e.kind === "skill" ? await renderSkill(e, body, args, agent) : await renderBody(body, args, agent);
