@@ -177,22 +177,45 @@ describe("/review", () => {
     expect(focus.prompt).toContain("pay particular attention to: security of auth");
   });
 
-  it("a session started by /review or /init is titled by what was typed; the model gets the expanded prompt", async () => {
+  it("a first word one or two edits from a branch is refused as a typo; a quoted one, or one far from every branch, is focus text", async () => {
     const repo = makeRepo();
-    writeFileSync(join(repo, "a.txt"), "one\nthree\n");
-    const e = env();
-    const review = await larik(repo, ["/review", "HEAD", "the", "parser"], e);
-    expect([review.code, review.stderr]).toEqual([0, ""]);
-    expect(review.prompt).toMatch(/^Review the code changes that Larik collected/);
-    const init = await larik(repo, ["/init", "the", "test", "commands"], e);
-    expect(init.code).toBe(0);
-    expect(init.prompt).toContain("Write the instruction file");
-    const plain = await larik(repo, ["what changed?"], e);
-    expect(plain.code).toBe(0);
-    const list = await runCli(["--sessions"], { cwd: repo, env: e });
-    expect(list.code).toBe(0);
-    const titles = list.stdout.split("\n").filter(Boolean).map((l) => l.replace(/^\S+ {2}\S+ \S+ {2}/, ""));
-    expect(titles).toEqual(["what changed?", "/init the test commands", "/review HEAD the parser"]);
+    git(repo, "checkout", "-qb", "feature-x");
+    writeFileSync(join(repo, "x.txt"), "feature x\n");
+    git(repo, "add", ".");
+    git(repo, "commit", "-qm", "add x");
+    git(repo, "checkout", "-q", "main");
+    // a remote-tracking branch with no local one
+    git(repo, "update-ref", "refs/remotes/origin/topic-y", "feature-x");
+    git(repo, "update-ref", "refs/remotes/origin/main", "main");
+    git(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/main");
+    writeFileSync(join(repo, "a.txt"), "one\ntwo\nwork in progress\n");
+
+    const cases: [string[], string][] = [
+      [["/review", "featre-x"], 'larik: /review: no branch "featre-x"; did you mean feature-x? (or quote the focus text: /review "featre-x")\n'],
+      [["/review", "Feature-X", "error", "handling"], 'larik: /review: no branch "Feature-X"; did you mean feature-x? (or quote the focus text: /review "Feature-X error handling")\n'],
+      [["/security-review", "topic-y"], 'larik: /security-review: no branch "topic-y"; did you mean origin/topic-y? (or quote the focus text: /security-review "topic-y")\n'],
+      [["/review", "mian"], 'larik: /review: no branch "mian"; did you mean main? (or quote the focus text: /review "mian")\n'],
+    ];
+    for (const [args, line] of cases) {
+      const r = await larik(repo, args);
+      // what was typed was a branch that is not there: a usage error, like a revision that is not
+      expect([r.code, r.requests, r.stderr], args.join(" ")).toEqual([2, 0, line]);
+    }
+    // the way out the message names: quoted, it is focus text (the quotes are not sent)
+    const quoted = await larik(repo, ["/review", '"featre-x error handling"']);
+    expect([quoted.code, quoted.stderr]).toEqual([0, ""]);
+    expect(quoted.prompt).toMatch(/Scope: uncommitted changes/);
+    expect(quoted.prompt).toContain("pay particular attention to: featre-x error handling\n");
+    // a word far from every branch is focus text as before; the branch itself is a target
+    const far = await larik(repo, ["/review", "security", "of", "auth"]);
+    expect([far.code, far.stderr]).toEqual([0, ""]);
+    expect(far.prompt).toMatch(/Scope: uncommitted changes/);
+    expect(far.prompt).toContain("pay particular attention to: security of auth\n");
+    const right = await larik(repo, ["/review", "feature-x"]);
+    expect(right.prompt).toMatch(/Scope: branch feature-x: its commits since origin\/main/);
+    // git stayed read-only: nothing was committed, staged or checked out
+    expect(git(repo, "status", "--porcelain")).toBe(" M a.txt\n");
+    expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).toBe("main\n");
   });
 
   it("text piped to /review goes inside the data block, fenced and labelled as the user's", async () => {

@@ -11,8 +11,10 @@
  * 1. `N` or `#N`: pull request N through the GitHub CLI (`gh pr view`, `gh pr diff`), when `gh`
  *    is on PATH; otherwise a one-line error.
  * 2. A revision or range (`feature`, `abc123`, `main..HEAD`, `v1...v2`) that verifies; a first
- *    word shaped like one (`..`, `~`, `^`, `@{`, a hex id, `HEAD…`) that does not is an error. Any
- *    other first word starts the focus text.
+ *    word shaped like one (`..`, `~`, `^`, `@{`, a hex id, `HEAD…`) that does not is an error, and
+ *    so is one near a branch's name (`featre-x` beside `feature-x`: a typo, which as focus text
+ *    would review the working tree instead). Any other first word, and a quoted one, starts the
+ *    focus text.
  * 3. The working tree's uncommitted changes (staged and not) and untracked files.
  * 4. The current branch's commits since the default branch (`origin/HEAD`, else `main`,
  *    `master`, `trunk`, `develop`).
@@ -25,7 +27,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
-import { ConfigError, toSafeText } from "../../kernel/index.js";
+import { ConfigError, nearestName, toSafeText } from "../../kernel/index.js";
 
 /** Largest diff passed to the model, in bytes of UTF-8 (§13: "> 150 KB diff cut"). */
 export const MAX_DIFF_BYTES = 150 * 1024;
@@ -151,6 +153,15 @@ class Git {
     return r.code === 0 ? String(r.out).trim() : "";
   }
 
+  /** Local branches (`feature`) and remote-tracking ones (`origin/feature`), the remotes' `HEAD` left out. */
+  async branches(): Promise<string[]> {
+    const r = await run("git", [...GIT, "for-each-ref", "--format=%(refname)", "refs/heads", "refs/remotes"], this.cwd, this.env);
+    if (r.code !== 0) return [];
+    return lines(r.out)
+      .map((ref) => ref.replace(/^refs\/(heads|remotes)\//, ""))
+      .filter((name) => !/(^|\/)HEAD$/.test(name));
+  }
+
   async mergeBase(a: string, b: string): Promise<string | undefined> {
     const r = await run("git", [...GIT, "merge-base", a, b], this.cwd, this.env);
     return r.code === 0 ? String(r.out).trim() || undefined : undefined;
@@ -197,11 +208,37 @@ function looksLikeRevision(word: string): boolean {
 }
 
 /**
+ * The branch a first word that names none was probably meant to be (`featre-x` for `feature-x`,
+ * `feature-x` for a remote-only `origin/feature-x`), by the kernel's {@link nearestName}: at most
+ * one edit for a word of 4 characters or fewer, two for a longer one, so that ordinary focus words
+ * (`security`, `tests of auth`) stay focus text. Words of fewer than 3 characters, or with
+ * characters a branch name does not have in practice, are never a branch typo.
+ */
+async function mistypedBranch(git: Git, word: string): Promise<string | undefined> {
+  if (word.length < 3 || !/^[\w][\w./-]*$/.test(word)) return undefined;
+  // a remote branch is matched by its full name and by its name without the remote
+  const by = new Map<string, string>();
+  for (const b of await git.branches()) {
+    by.set(b, b);
+    const slash = b.indexOf("/");
+    if (slash > 0 && !by.has(b.slice(slash + 1))) by.set(b.slice(slash + 1), b);
+  }
+  const near = nearestName(word, by.keys(), word.length <= 4 ? 1 : 2);
+  return near === undefined ? undefined : by.get(near);
+}
+
+/** `text` without one pair of quotes around all of it (`"security of auth"`). */
+function unquoted(text: string): string {
+  const m = /^(["'])([\s\S]*)\1$/.exec(text);
+  return m ? m[2]!.trim() : text;
+}
+
+/**
  * Collects the changes to review for `/review <args>` in `cwd` (the scope order of the module
  * comment) and returns them with the focus text (what is left of `args`).
  * @param command the command's name (`review`, `security-review`), for the messages
- * @throws ConfigError for a first word that looks like a revision but names none (what was typed
- *   can never run: exit 2 in `-p`); Error with a one-line message for no git repository, a pull
+ * @throws ConfigError for a first word that looks like a revision but names none, or that is an
+ *   edit or two from a branch's name (what was typed can never run: exit 2 in `-p`); Error with a one-line message for no git repository, a pull
  *   request without `gh`, a failing git or gh command, nothing to review.
  */
 export async function gatherReview(args: string, cwd: string, env: NodeJS.ProcessEnv, command = "review"): Promise<{ gathered: Gathered; focus: string }> {
@@ -215,14 +252,22 @@ export async function gatherReview(args: string, cwd: string, env: NodeJS.Proces
   const top = await run("git", [...GIT, "rev-parse", "--show-toplevel"], cwd, gitEnv);
   if (top.code !== 0) throw new Error(`${cwd} is not inside a git repository: reviews read the changes from git`);
 
-  if (first) {
+  // a quoted first word is focus text, never a target: the way out of the typo check below
+  const quoted = /^["']/.test(first);
+  if (first && !quoted) {
     const target = await revisionTarget(git, first);
     if (target) return { gathered: target, focus: rest };
     if (looksLikeRevision(first)) {
       throw new ConfigError(`"${first}" names no commit, branch or range in this repository (git rev-parse --verify found none): check it with git log or git branch -a`);
     }
+    // a near miss of a branch would otherwise review the working tree with the typo as focus
+    const meant = await mistypedBranch(git, first);
+    if (meant) {
+      const example = text.length <= 60 ? text : `${first} …`;
+      throw new ConfigError(`no branch "${first}"; did you mean ${meant}? (or quote the focus text: /${command} "${example}")`);
+    }
   }
-  const focus = text;
+  const focus = unquoted(text);
 
   const head = await git.commit("HEAD");
   // 3. uncommitted changes (an unborn branch compares the index with the empty tree)
