@@ -31,7 +31,7 @@ import {
 import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
-import { openModel } from "./fallback.js";
+import { openModel, providerWho, streamOf } from "./fallback.js";
 import { nearestName } from "./kit/nearest-name.js";
 import { ConfigError, errorText, noticeText } from "./kit/one-line.js";
 import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, undoNote, type CheckpointStore } from "./checkpoint.js";
@@ -674,16 +674,8 @@ export class Agent {
     let firstOutput: number | undefined;
     let partial = "";
     try {
-      for await (const ev of this.provider.stream({
-        model: this.model,
-        system,
-        tools: tools.map(toolSpec),
-        messages,
-        max_tokens: entry?.max_output,
-        effort: this.effort,
-        session_id: this.session.id,
-        signal,
-      })) {
+      const request = { model: this.model, system, tools: tools.map(toolSpec), messages, max_tokens: entry?.max_output, effort: this.effort, session_id: this.session.id, signal };
+      for await (const ev of streamOf(this.provider, request, providerWho(this.host.providers, this.providerName))) {
         if (ev.type === "text_delta") {
           firstOutput ??= Date.now();
           partial += ev.text;
@@ -759,9 +751,7 @@ export class Agent {
 
   /** An error for a provider that broke the stream contract, naming it and the plugin that registered it. */
   #providerBug(what: string): Error {
-    const owner = this.host.providers.ownerOf(this.providerName);
-    const who = owner && owner !== this.providerName ? `provider "${this.providerName}" (plugin "${owner}")` : `provider "${this.providerName}"`;
-    return new Error(`${who} sent ${what}`);
+    return new Error(`${providerWho(this.host.providers, this.providerName)} sent ${what}`);
   }
 
   #usageInfo(turn: Usage, answeredBy: string, requestMs: number, ttft?: number): UsageInfo {

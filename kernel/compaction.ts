@@ -9,6 +9,7 @@
  * `/compact`; the helpers before them are pure.
  */
 import type { Agent } from "./agent.js";
+import { providerWho, streamOf } from "./fallback.js";
 import type { AgentEvent, UsageInfo } from "./events.js";
 import { errorText, noticeText } from "./kit/one-line.js";
 import { pushMerged, repairToolResults } from "./session.js";
@@ -188,15 +189,8 @@ export async function compactContext(trigger: CompactResult["trigger"], run: Com
   let reply: Message | undefined;
   let usage: Usage | undefined;
   const started = Date.now();
-  for await (const ev of agent.provider.stream({
-    model: agent.model,
-    system,
-    tools: specs,
-    messages: repairToolResults(ask),
-    effort: agent.effort,
-    session_id: agent.session.id,
-    signal,
-  })) {
+  const request = { model: agent.model, system, tools: specs, messages: repairToolResults(ask), effort: agent.effort, session_id: agent.session.id, signal };
+  for await (const ev of streamOf(agent.provider, request, providerWho(agent.host.providers, agent.providerName))) {
     if (ev.type === "done") {
       reply = ev.message;
       usage = ev.usage;

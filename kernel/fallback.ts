@@ -20,6 +20,8 @@ export interface FallbackCandidate {
   provider: Provider;
   /** The model's output cap (tokens): a larger `max_tokens` is lowered to it for this candidate. */
   max_output?: number;
+  /** How errors name it ({@link providerWho}); default `provider "<name>"`. */
+  who?: string;
 }
 
 /** Tuning and test seams. */
@@ -103,7 +105,7 @@ function reason(err: ProviderError): string {
  */
 export function withFallbacks(candidates: FallbackCandidate[], opts: FallbackOptions = {}): Provider {
   if (!candidates.length) throw new ConfigError("withFallbacks needs at least one candidate");
-  const list = candidates.map((c) => ({ spec: c.spec, adapter: c.provider, max_output: c.max_output, ...split(c.spec) }));
+  const list = candidates.map((c) => ({ spec: c.spec, adapter: c.provider, max_output: c.max_output, ...split(c.spec), who: c.who }));
   const primary = list[0]!;
   const now = opts.now ?? Date.now;
   const cooldowns = opts.cooldowns ?? fallbackCooldowns;
@@ -127,7 +129,7 @@ export function withFallbacks(candidates: FallbackCandidate[], opts: FallbackOpt
         };
         let output = false;
         try {
-          for await (const ev of c.adapter.stream(req)) {
+          for await (const ev of streamOf(c.adapter, req, c.who ?? `provider "${c.pname}"`)) {
             if (OUTPUT.has(ev.type)) output = true;
             if (ev.type === "done") yield { ...ev, message: { ...ev.message, model: i === 0 ? c.model : c.spec } };
             else yield ev;
@@ -173,6 +175,45 @@ export interface OpenedModel {
 }
 
 /**
+ * How errors name a provider: `provider "<name>"`, and the plugin that registered its factory
+ * when that is not a plugin of the same name (`provider "acme" (plugin "acme-tools")`).
+ * @param factory the registered factory's name, when a `providers.<name>` setting renames it
+ */
+export function providerWho(providers: Registry<ProviderFactory>, provider: string, factory: string = provider): string {
+  const owner = providers.ownerOf(factory);
+  return `provider "${provider}"${owner && owner !== provider ? ` (plugin "${owner}")` : ""}`;
+}
+
+/**
+ * `provider.stream(request)`, checked before anyone iterates it: an `async stream()` (which
+ * returns a Promise) or a `stream()` that returns nothing would otherwise fail in the caller's
+ * `for await` as `….stream(...) is not a function or its return value is not async iterable`,
+ * naming no one. A sync iterable (an array of events, a `function*`) is accepted, since
+ * `for await` reads it as it is; a string is not.
+ * @param who how the error names the provider ({@link providerWho})
+ * @throws Error naming the provider and its plugin and saying what `stream()` must return.
+ */
+export function streamOf(provider: Provider, request: ModelRequest, who: string): AsyncIterable<StreamEvent> | Iterable<StreamEvent> {
+  const out: unknown = provider.stream(request);
+  if (typeof out === "object" && out !== null) {
+    const o = out as { [Symbol.asyncIterator]?: unknown; [Symbol.iterator]?: unknown; then?: unknown };
+    if (typeof o[Symbol.asyncIterator] === "function" || typeof o[Symbol.iterator] === "function") return out as AsyncIterable<StreamEvent>;
+    // a Promise nobody reads would end the process as an unhandled rejection if it rejects
+    if (typeof o.then === "function") (out as PromiseLike<unknown>).then(undefined, () => {});
+  }
+  throw new Error(`${who}: stream(request) must return an async iterable of StreamEvent, as an async generator does (async *stream(request) { yield … }); it returned ${describeReturn(out)}`);
+}
+
+/** What a `stream()` returned, in a few words: `a Promise`, `undefined`, `a string`, `an object with keys type, text`. */
+function describeReturn(v: unknown): string {
+  if (v === null || v === undefined) return String(v);
+  if (typeof v !== "object") return `a ${typeof v}`;
+  if (typeof (v as { then?: unknown }).then === "function") return "a Promise";
+  const keys = Object.keys(v).slice(0, 5);
+  return keys.length ? `an object with keys ${keys.join(", ")}` : "an object that is not iterable";
+}
+
+/**
  * Calls the factory's `create`. A plugin's provider that throws there, or returns no
  * `stream(request)`, is named with the plugin that registered it: otherwise the user reads
  * `adapter missing` or `….stream(...) is not a function` at the first prompt, naming no one.
@@ -180,8 +221,7 @@ export interface OpenedModel {
  * @throws ConfigError from the factory; Error naming the provider and plugin otherwise.
  */
 async function createProvider(r: ResolvedModel, providers: Registry<ProviderFactory>): Promise<Provider> {
-  const owner = providers.ownerOf(r.factory.name);
-  const who = `provider "${r.provider}"${owner && owner !== r.provider ? ` (plugin "${owner}")` : ""}`;
+  const who = providerWho(providers, r.provider, r.factory.name);
   let provider: Provider;
   try {
     provider = await r.factory.create(r.config);
@@ -216,13 +256,13 @@ export async function openModel(
   const specs = fallbackSpecs(settings, written, primarySpec);
   if (!specs.length) return { resolved, provider: primary, notices: [] };
   const notices: string[] = [];
-  const candidates: FallbackCandidate[] = [{ spec: primarySpec, provider: primary, max_output: resolved.catalog?.max_output }];
+  const candidates: FallbackCandidate[] = [{ spec: primarySpec, provider: primary, max_output: resolved.catalog?.max_output, who: providerWho(providers, resolved.provider, resolved.factory.name) }];
   for (const s of specs) {
     try {
       const r = resolveModel(s, providers, settings, env);
       const full = `${r.provider}/${r.model}`;
       if (candidates.some((c) => c.spec === full)) continue;
-      candidates.push({ spec: full, provider: await createProvider(r, providers), max_output: r.catalog?.max_output });
+      candidates.push({ spec: full, provider: await createProvider(r, providers), max_output: r.catalog?.max_output, who: providerWho(providers, r.provider, r.factory.name) });
     } catch (err) {
       notices.push(`fallback ${s} for ${written ?? primarySpec} left out: ${err instanceof Error ? err.message : String(err)}`);
     }

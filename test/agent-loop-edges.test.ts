@@ -675,6 +675,35 @@ describe("a provider plugin that breaks the stream contract", () => {
     await expect(hollow.openAgent({ model: "mk/m" })).rejects.toThrow('provider "mk" (plugin "maker"): create() must return a Provider, { name, stream(request) }, got an object without stream()');
   });
 
+  it("a stream() that returns no iterable is an error naming the provider and its plugin; an array of events is read", async () => {
+    const returning = (value: () => unknown) =>
+      definePlugin({
+        name: "ret",
+        setup: (ctx) =>
+          void ctx.providers.register({ name: "rt", keyEnv: [], models: [{ provider: "rt", id: "m" }], create: () => ({ name: "rt", stream: value as never }) }),
+      });
+    const run = async (value: () => unknown) => {
+      const host = await Host.create({ plugins: [tools, returning(value)], cwd: tmp(), settings: {} });
+      const agent = await host.openAgent({ model: "rt/m", mode: "yolo" });
+      return drain(agent.run("go"));
+    };
+    const contract = 'provider "rt" (plugin "ret"): stream(request) must return an async iterable of StreamEvent, as an async generator does (async *stream(request) { yield … }); it returned';
+    for (const [value, what] of [
+      [() => undefined, "undefined"],
+      [() => Promise.reject(new Error("never read")), "a Promise"],
+      [() => "text", "a string"],
+      [() => ({ type: "done" }), "an object with keys type"],
+    ] as const) {
+      const events = await run(value);
+      expect(events.filter((e) => e.type === "error")).toEqual([{ type: "error", text: `${contract} ${what}` }]);
+      expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "error" });
+    }
+    const usage = { input: 1, output: 1, cache_read: 0, cache_write: 0 };
+    const events = await run(() => [{ type: "done", message: { role: "assistant", blocks: [{ type: "text", text: "from an array" }] }, usage, stop_reason: "end_turn" }]);
+    expect(events.at(-1)).toMatchObject({ type: "done", stop_reason: "end_turn" });
+    expect(events.find((e) => e.type === "assistant_message")).toMatchObject({ message: { blocks: [{ type: "text", text: "from an array" }] } });
+  });
+
   it("a notice without text is an error naming the provider, and the text streamed before it is kept", async () => {
     const { agent, events } = await runBad([{ type: "text_delta", text: "partial answer" }, { type: "notice", message: "slow" }]);
     expect(events.find((e) => e.type === "error")).toMatchObject({ text: 'provider "bad" (plugin "bad-provider-plugin") sent a notice whose text is not a string (undefined)' });

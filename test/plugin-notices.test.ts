@@ -177,6 +177,26 @@ describe("an event tap that throws", () => {
   }, 20_000);
 });
 
+describe("a provider plugin whose stream() returns no async iterable", () => {
+  it("-p prints one line naming the provider and its plugin and what to return, and exits 1", async () => {
+    personalConfig(
+      [
+        "export default { plugins: [",
+        '  { name: "acme-plugin", setup(ctx) { ctx.providers.register({ name: "acme", keyEnv: [], models: [{ provider: "acme", id: "m" }],',
+        '    create: () => ({ name: "acme", async stream() { return { type: "text_delta", text: "hi" }; } }) }); } },',
+        "] };",
+        "",
+      ].join("\n"),
+    );
+    const r = await larik(["-p", "--model", "acme/m", "hi"]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(lines(r.stderr)).toEqual([
+      'error: provider "acme" (plugin "acme-plugin"): stream(request) must return an async iterable of StreamEvent, as an async generator does (async *stream(request) { yield … }); it returned a Promise',
+    ]);
+  }, 20_000);
+});
+
 describe("Host.create (embedding)", () => {
   it("skips an entry that is not a plugin with a notice naming its index, and loads the rest", async () => {
     const ok = definePlugin({ name: "ok", setup() {} });
