@@ -1,6 +1,7 @@
 /**
  * The plugin host: loads plugins in order, owns the registries and hook points, and opens
- * agents. A plugin that throws in `setup` is reported by name and the host starts without it.
+ * agents. A plugin that throws in `setup`, or whose `setup` does not finish within
+ * {@link DEFAULT_SETUP_TIMEOUT_MS}, is reported by name and the host starts without it.
  */
 import { createHooks, pluginHooks, PluginError, type Hooks } from "./hooks.js";
 import { Registry, type Disposer } from "./registry.js";
@@ -37,13 +38,30 @@ export interface HostOptions {
   env?: NodeJS.ProcessEnv;
   /** Notices gathered before the host existed (settings warnings). */
   notices?: string[];
+  /**
+   * How long a plugin's `setup` may take, in ms, before the host starts without it (default
+   * `LARIK_SETUP_TIMEOUT_MS` from `env`, else {@link DEFAULT_SETUP_TIMEOUT_MS}).
+   */
+  setupTimeoutMs?: number;
 }
+
+/**
+ * How long a plugin's `setup` may take before the host starts without it (ms). A setup that
+ * waits for something that never comes (a server that does not answer, a lock) would otherwise
+ * hang start-up with nothing on screen naming it.
+ */
+export const DEFAULT_SETUP_TIMEOUT_MS = 10_000;
 
 interface Loaded {
   plugin: Plugin;
   disposers: Disposer[];
   onDispose: (() => void | Promise<void>)[];
+  /** Set when its setup ran out of time: what it registers later is refused or undone at once. */
+  abandoned?: boolean;
 }
+
+/** The rejection of a setup that ran out of time. */
+class SetupTimeout extends Error {}
 
 /**
  * The plugin host (DESIGN.md): loads plugins in order into its registries and hook points, picks
@@ -73,6 +91,8 @@ export class Host {
   readonly #agents = new Set<Agent>();
   /** While {@link Host.create} loads its list: why a required name is not loaded yet. */
   #whyMissing?: (name: string) => string;
+  /** How long a plugin's setup may take (ms). */
+  readonly #setupTimeoutMs: number;
 
   private constructor(opts: HostOptions) {
     this.cwd = canonicalDir(opts.cwd ?? process.cwd());
@@ -80,6 +100,17 @@ export class Host {
     this.settings = opts.settings ?? {};
     this.env = opts.env ?? process.env;
     this.notices.push(...(opts.notices ?? []));
+    this.#setupTimeoutMs = opts.setupTimeoutMs ?? this.#setupTimeoutFromEnv();
+  }
+
+  /** `LARIK_SETUP_TIMEOUT_MS` when it is a positive number, else the default (with a notice for a bad value). */
+  #setupTimeoutFromEnv(): number {
+    const raw = this.env.LARIK_SETUP_TIMEOUT_MS;
+    if (raw === undefined || raw === "") return DEFAULT_SETUP_TIMEOUT_MS;
+    const ms = Number(raw);
+    if (Number.isFinite(ms) && ms > 0) return ms;
+    this.notices.push(`LARIK_SETUP_TIMEOUT_MS: expected a positive number of milliseconds, got ${JSON.stringify(raw)}; using ${DEFAULT_SETUP_TIMEOUT_MS}`);
+    return DEFAULT_SETUP_TIMEOUT_MS;
   }
 
   /**
@@ -189,12 +220,13 @@ export class Host {
         // refused where the plugin registers it: in setup that skips the plugin with its name
         const bad = problem?.(value);
         if (bad) throw new TypeError(bad);
+        if (loaded.abandoned) throw new Error(`plugin "${plugin.name}": registered after its setup ran out of time; the host started without it`);
         const d = r.register(value, plugin.name);
         loaded.disposers.push(d);
         return d;
       },
     });
-    const hooks = pluginHooks(this.hooks, plugin.name, (d) => loaded.disposers.push(d));
+    const hooks = pluginHooks(this.hooks, plugin.name, (d) => (loaded.abandoned ? d() : loaded.disposers.push(d)));
     const ctx: PluginContext = {
       name: plugin.name,
       hooks,
@@ -214,16 +246,46 @@ export class Host {
       onDispose: (fn) => loaded.onDispose.push(fn),
     };
     try {
-      await plugin.setup(ctx);
+      const pending = plugin.setup(ctx) as unknown;
+      // a synchronous setup (most of them) gets no timer
+      if (isThenable(pending)) await this.#settleInTime(pending, loaded);
     } catch (cause) {
-      for (const d of loaded.disposers.reverse()) d();
-      const err = cause instanceof PluginError ? cause : new PluginError(plugin.name, "setup", cause);
+      for (const d of loaded.disposers.splice(0).reverse()) d();
+      const err =
+        cause instanceof PluginError
+          ? cause
+          : new PluginError(plugin.name, "setup", cause);
       this.failed.push({ name: plugin.name, error: err });
       this.notices.push(`${err.message}; started without it`);
       return false;
     }
     this.#loaded.set(plugin.name, loaded);
     return true;
+  }
+
+  /**
+   * Waits for an async setup, at most the setup time limit. The timer is cleared as soon as the
+   * setup settles; until then it keeps the process alive on purpose: a setup awaiting a promise
+   * that nothing will settle would otherwise let Node exit silently, with status 0, mid start-up.
+   * @throws SetupTimeout when the limit passes first (the setup is then abandoned: its later
+   * registrations are refused, its later failure ignored); the setup's own error otherwise.
+   */
+  async #settleInTime(pending: PromiseLike<unknown>, loaded: Loaded): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = this.#setupTimeoutMs;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        loaded.abandoned = true;
+        reject(new SetupTimeout(`did not finish within ${limit / 1000} s (LARIK_SETUP_TIMEOUT_MS sets the limit)`));
+      }, limit);
+    });
+    try {
+      await Promise.race([pending, late]);
+    } finally {
+      clearTimeout(timer);
+      // an abandoned setup that fails later would otherwise be an unhandled rejection
+      if (loaded.abandoned) Promise.resolve(pending).catch(() => {});
+    }
   }
 
   /** Undoes every registration of a plugin and runs its dispose callbacks. */
@@ -263,6 +325,10 @@ export class Host {
     for (const a of [...this.#agents]) await a.close(reason);
     for (const name of [...this.#loaded.keys()].reverse()) await this.unload(name);
   }
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return (typeof v === "object" || typeof v === "function") && v !== null && typeof (v as { then?: unknown }).then === "function";
 }
 
 /** A short description of a value that should have been a plugin, for a notice. */

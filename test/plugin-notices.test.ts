@@ -197,6 +197,49 @@ describe("a provider plugin whose stream() returns no async iterable", () => {
   }, 20_000);
 });
 
+describe("a plugin whose setup never finishes", () => {
+  it("is reported by name after the time limit, its registrations undone, and larik starts without it", async () => {
+    // a promise nothing settles: without the limit, Node's loop empties and larik exits 0 having
+    // printed nothing at all
+    personalConfig(
+      [
+        "export default { plugins: [",
+        '  { name: "stuck", setup(ctx) {',
+        '    ctx.commands.register({ name: "stuckcmd", description: "Never usable", async run() {} });',
+        "    return new Promise(() => {});",
+        "  } },",
+        '  { name: "after", setup(ctx) { ctx.commands.register({ name: "aftercmd", description: "Loaded after it", async run() {} }); } },',
+        "] };",
+        "",
+      ].join("\n"),
+    );
+    const started = Date.now();
+    const r = await larik(["--help"], { LARIK_SETUP_TIMEOUT_MS: "300" });
+    expect(r.code).toBe(0);
+    expect(Date.now() - started).toBeLessThan(8_000);
+    expect(lines(r.stderr)).toEqual(['! plugin "stuck" failed in setup: did not finish within 0.3 s (LARIK_SETUP_TIMEOUT_MS sets the limit); started without it']);
+    expect(r.stdout).not.toContain("stuckcmd");
+    expect(r.stdout).toMatch(/^ {2}\/aftercmd +Loaded after it$/m);
+    expect(r.stdout).toMatch(/^failed plugins: stuck$/m);
+  }, 20_000);
+
+  it("a setup that finishes in time leaves no timer behind: the run ends without waiting for the limit", async () => {
+    personalConfig('export default { plugins: [{ name: "quick", async setup() { await new Promise((r) => setTimeout(r, 10)); } }] };\n');
+    const started = Date.now();
+    const r = await larik(["--version"], { LARIK_SETUP_TIMEOUT_MS: "15000" });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe("");
+    expect(r.stdout).toMatch(/^ {2}quick$/m);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 30_000);
+
+  it("a bad LARIK_SETUP_TIMEOUT_MS is one line saying what to write, and the default applies", async () => {
+    const r = await larik(["--help"], { LARIK_SETUP_TIMEOUT_MS: "10s" });
+    expect(r.code).toBe(0);
+    expect(lines(r.stderr)).toEqual(['! LARIK_SETUP_TIMEOUT_MS: expected a positive number of milliseconds, got "10s"; using 10000']);
+  });
+});
+
 describe("Host.create (embedding)", () => {
   it("skips an entry that is not a plugin with a notice naming its index, and loads the rest", async () => {
     const ok = definePlugin({ name: "ok", setup() {} });
@@ -244,6 +287,37 @@ describe("Host.create (embedding)", () => {
       'plugin "p" (plugins[1]) skipped: the plugin of that name (plugins[0]) came first and keeps it; rename one of them, or remove one',
       'plugin "p" (plugins[2]) skipped: it is already listed (plugins[0]); list it once',
     ]);
+    await host.dispose();
+  });
+
+  it("setupTimeoutMs: a setup that runs out of time is undone, and what it registers later is refused", async () => {
+    let release!: () => void;
+    let late: unknown;
+    const slow = definePlugin({
+      name: "slow",
+      async setup(ctx) {
+        ctx.commands.register({ name: "early", description: "", run: async () => undefined });
+        ctx.hooks.stop.tap(() => undefined);
+        await new Promise<void>((r) => (release = r));
+        ctx.hooks.preToolUse.tap(() => ({ decision: "deny" as const, reason: "late tap" }));
+        try {
+          ctx.commands.register({ name: "late", description: "", run: async () => undefined });
+        } catch (err) {
+          late = err;
+        }
+      },
+    });
+    const host = await Host.create({ plugins: [slow, definePlugin({ name: "next", setup() {} })], cwd: base, env, setupTimeoutMs: 50 });
+    expect(host.plugins).toEqual(["next"]);
+    expect(host.notices).toEqual(['plugin "slow" failed in setup: did not finish within 0.05 s (LARIK_SETUP_TIMEOUT_MS sets the limit); started without it']);
+    expect(host.failed.map((f) => f.name)).toEqual(["slow"]);
+    expect(host.commands.list().map((c) => c.name)).toEqual([]);
+    release();
+    await new Promise((r) => setTimeout(r, 20));
+    expect((late as Error).message).toBe('plugin "slow": registered after its setup ran out of time; the host started without it');
+    expect(host.commands.list()).toEqual([]);
+    expect(host.hooks.preToolUse.taps).toEqual([]);
+    expect(host.hooks.stop.taps).toEqual([]);
     await host.dispose();
   });
 
