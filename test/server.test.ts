@@ -525,6 +525,56 @@ describe("OpenAPI", () => {
   });
 });
 
+describe("SSE event types: the OpenAPI document, docs/server.md and the stream agree", () => {
+  /** The `type` values of the ServerEvent component's alternatives: the event types the OpenAPI promises. */
+  function openApiTypes(schema: unknown, out = new Set<string>()): Set<string> {
+    const o = schema as { properties?: { type?: { enum?: string[] } }; anyOf?: unknown[]; oneOf?: unknown[]; allOf?: unknown[] };
+    for (const v of o.properties?.type?.enum ?? []) out.add(v);
+    for (const s of [...(o.anyOf ?? []), ...(o.oneOf ?? []), ...(o.allOf ?? [])]) openApiTypes(s, out);
+    return out;
+  }
+
+  /** The types docs/server.md's "Events (SSE)" section names: the §22 list, then its table of server types. */
+  function documentedTypes(): Set<string> {
+    const md = readFileSync(resolve(import.meta.dirname, "..", "docs", "server.md"), "utf8");
+    const start = md.indexOf("## Events (SSE)");
+    const section = md.slice(start, md.indexOf("\n## ", start));
+    const list = /one of: ([^.]*)\./.exec(section.replace(/\s+/g, " "))![1]!;
+    const agent = [...list.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
+    const server = [...section.matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]!);
+    return new Set([...agent, ...server]);
+  }
+
+  it("lists the same types in both, each turn event among them, and a session's stream sends no other", async () => {
+    const doc = (await t.api("GET", "/v1/openapi.json")).body;
+    const listed = openApiTypes(doc.components.schemas.ServerEvent);
+    const documented = documentedTypes();
+    expect([...listed].sort()).toEqual([...documented].sort());
+    const { AgentEventSchema } = await import("../kernel/index.js");
+    const kernelTypes = (AgentEventSchema._zod.def.options as { _zod: { propValues?: { type?: Set<string> } } }[]).flatMap((o) => [...(o._zod.propValues?.type ?? [])]);
+    // init is printed by -p itself, before its turn; every other type a turn may emit is relayed
+    for (const type of kernelTypes) expect(listed.has(type), type).toBe(type !== "init");
+
+    // what a client of a new session sees, from its very first event
+    const id = await newSession();
+    const sse = await subscribe(id, { after: 0 });
+    expect((await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "hello", wait: true })).status).toBe(200);
+    await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "ask types.txt" });
+    const req = await sse.next("permission_request");
+    expect((await t.api("POST", `/v1/sessions/${id}/permissions/${req.data.request_id}`, { allow: true })).status).toBe(204);
+    await sse.idle(Number(req.id));
+    expect((await t.api("POST", `/v1/sessions/${id}/compact`)).status).toBe(200);
+    expect((await t.api("DELETE", `/v1/sessions/${id}`)).status).toBe(204);
+    await sse.until(() => sse.ended, "the stream's end");
+    expect(sse.events[0]!.event).toBe("user_message");
+    const seen = new Set(sse.events.map((e) => e.event!));
+    for (const type of ["user_message", "status", "text_delta", "assistant_message", "usage", "permission_request", "permission_resolved", "tool_start", "tool_end", "compacted", "done", "session_closed"]) {
+      expect(seen.has(type), type).toBe(true);
+    }
+    for (const type of seen) expect(listed.has(type), `${type} is sent but not in the OpenAPI`).toBe(true);
+  });
+});
+
 /** The private project settings file is the only file in projects/. */
 function readdirName(configHome: string): string {
   return readdirSync(join(configHome, "larik", "projects"))[0]!;

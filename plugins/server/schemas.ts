@@ -167,7 +167,18 @@ export type ServerOnlyEvent =
   | z.infer<typeof PermissionResolvedEvent>
   | z.infer<typeof SessionClosedEvent>;
 
-/** The `data:` of one SSE message: an agent event (§22) or a server event, plus seq and session. */
+/**
+ * The agent events a session's stream relays: every one of §22 but `init`, which no turn emits
+ * (`-p --output json` prints it itself, before its turn). A client has what it carries without it:
+ * `POST /v1/sessions` answers the session's id, model and mode, `GET /v1/info` the cwd.
+ */
+const RelayedAgentEvent = z.discriminatedUnion(
+  "type",
+  // propValues: the literal values of each option's discriminator, as zod reads them itself
+  AgentEventSchema._zod.def.options.filter((o) => !o._zod.propValues?.type?.has("init")) as unknown as [typeof AgentEventSchema],
+);
+
+/** The `data:` of one SSE message: an agent event of a turn (§22) or a server event, plus seq and session. */
 export const ServerEvent = z
-  .union([AgentEventSchema, StatusEvent, UserMessageEvent, PermissionResolvedEvent, SessionClosedEvent])
+  .union([RelayedAgentEvent, StatusEvent, UserMessageEvent, PermissionResolvedEvent, SessionClosedEvent])
   .and(z.object({ seq: z.number(), session: z.string() }));
