@@ -362,6 +362,27 @@ describe("larik -p end to end", () => {
     expect(sent).toContain(`data:image/png;base64,${png.toString("base64")}"`);
   });
 
+  it("the model is told in a <system-note> which mentions were not attached and why; a word that is no path is prose", async () => {
+    const repo = makeRepo();
+    const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const png = readFileSync(join(import.meta.dirname, "fixtures", "images", "python.png"));
+    writeFileSync(join(repo, "cut.png"), png.subarray(0, 700));
+    server.requests.length = 0;
+    server.push({ text: "noted" });
+    const r = await runCli(["-p", "--model", "openai-compatible/m", "ask @alice about @cut.png and @docs/missing.md"], { cwd: repo, env });
+    // the user hears of the refused image only: a mention of nothing stays plain text for them
+    expect([r.code, r.stdout, r.stderr]).toEqual([0, "noted\n", "! @cut.png not attached: it could not be read as an image: truncated PNG (the IDAT chunk runs past the end of the file)\n"]);
+    const user = server.requests[0]!.body.messages.filter((m: any) => m.role === "user").at(-1);
+    const parts: string[] = typeof user.content === "string" ? [user.content] : user.content.map((p: any) => p.text ?? "");
+    const notes = parts.join("\n").match(/<system-note>[^<]*<\/system-note>/g);
+    expect(notes).toEqual([
+      "<system-note>The user's mention @cut.png was not attached, so its content is not in this message: it could not be read as an image: truncated PNG (the IDAT chunk runs past the end of the file).</system-note>",
+      "<system-note>The user's mention @docs/missing.md was not attached: there is no file or folder at docs/missing.md.</system-note>",
+    ]);
+    expect(parts.join("\n")).toContain("ask @alice about @cut.png and @docs/missing.md");
+    expect(JSON.stringify(user)).not.toContain("image_url");
+  });
+
   it("appends piped stdin to a prompt argument; /dev/null, a file and a pipe that never ends do not hang it", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

@@ -3,7 +3,9 @@
  * `-p`): `@path`, `@path#L10-40`, `@folder/` and `@"with spaces"` in a prompt become attachments
  * sent with it, for every front end (the TUI, `larik -p`, the server). Attached files count as
  * read (write/edit freshness, §5); read deny rules apply; a token that names no file stays plain
- * text. The TUI's file picker stays in the TUI plugin.
+ * text. A mention that is not attached (refused, or a path where there is nothing) is also
+ * explained to the model in a `<system-note>`, so that it does not guess what the file holds.
+ * The TUI's file picker stays in the TUI plugin.
  */
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, relative, resolve } from "node:path";
@@ -18,6 +20,15 @@ const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 const IMAGE_TYPES: Record<string, string> = { ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp" };
 
 const MENTION = /(^|\s)@(?:"([^"\n]+)"|([^\s"]+))/g;
+
+/**
+ * A mention that reads as a path even when nothing is there: a folder part, a file extension or
+ * a quoted name. `@alice`, `@here` or `@v2` name no file and are prose, which the model is not
+ * told about.
+ */
+function looksLikePath(token: string, quoted: boolean): boolean {
+  return quoted || token.includes("/") || /\.[A-Za-z0-9]{1,10}$/.test(token);
+}
 
 /**
  * Whether `text` has something shaped like a mention (`@` at its start or after whitespace, then
@@ -39,7 +50,12 @@ function numbered(lines: string[], from: number): string {
 }
 
 /**
- * Expands the `@` mentions of `text` for `agent` (paths resolve against the host's cwd).
+ * Expands the `@` mentions of `text` for `agent` (paths resolve against the host's cwd). Each
+ * mention not attached is queued on the agent as a note for the model ({@link Agent.addNote},
+ * sent as a `<system-note>` with the next prompt, which the caller is about to run): one refused
+ * (a read deny rule, too large, a binary file, an image that is cut short or corrupt) says why,
+ * and is in `notices` for the user too; one that reads as a path where there is nothing says so,
+ * and only to the model (a mention that names no file stays plain text for the user).
  * @throws never: unreadable mentions stay text, refused ones are reported in `notices`.
  */
 export async function expandMentions(text: string, agent: Agent): Promise<ExpandedPrompt> {
@@ -47,6 +63,10 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
   const blocks: Block[] = [{ type: "text", text }];
   const notices: string[] = [];
   const seen = new Set<string>();
+  const refuse = (token: string, why: string) => {
+    notices.push(`@${token} not attached: ${why}`);
+    agent.addNote(`The user's mention @${token} was not attached, so its content is not in this message: ${why}.`);
+  };
   for (const m of text.matchAll(MENTION)) {
     const token = m[2] ?? m[3]!;
     const range = /^(.*)#L(\d+)(?:-(\d+))?$/.exec(token);
@@ -55,11 +75,16 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
     seen.add(token);
     const abs = resolve(cwd, path);
     const st = await stat(abs).catch(() => undefined);
-    if (!st) continue;
+    if (!st) {
+      if (looksLikePath(path, m[2] !== undefined)) {
+        agent.addNote(`The user's mention @${token} was not attached: there is no file or folder at ${relative(cwd, abs).split("\\").join("/")}.`);
+      }
+      continue;
+    }
     const rel = relative(cwd, abs).split("\\").join("/") || ".";
     const decision = agent.checker.decide({ tool: "read", kind: "read", input: { path: rel }, subject: rel });
     if (decision.decision === "deny") {
-      notices.push(`@${token} not attached: ${decision.reason}`);
+      refuse(token, decision.reason);
       continue;
     }
     if (st.isDirectory()) {
@@ -75,7 +100,7 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
     const mime = IMAGE_TYPES[extname(abs).toLowerCase()];
     if (mime) {
       if (st.size > MAX_IMAGE_BYTES) {
-        notices.push(`@${token} not attached: images are limited to 5 MB`);
+        refuse(token, "images are limited to 5 MB");
         continue;
       }
       const bytes = await readFile(abs);
@@ -84,19 +109,19 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
       const actual = sniffImageType(bytes) ?? mime;
       const problem = imageProblem(bytes, actual);
       if (problem) {
-        notices.push(`@${token} not attached: it could not be read as an image: ${problem}`);
+        refuse(token, `it could not be read as an image: ${problem}`);
         continue;
       }
       blocks.push({ type: "image", media_type: actual, data: bytes.toString("base64"), attachment: rel });
       continue;
     }
     if (st.size > MAX_ATTACH_BYTES && !range) {
-      notices.push(`@${token} not attached: ${Math.round(st.size / 1024)} KB is over the ${MAX_ATTACH_BYTES / 1024} KB limit; mention a range such as @${path}#L1-200`);
+      refuse(token, `${Math.round(st.size / 1024)} KB is over the ${MAX_ATTACH_BYTES / 1024} KB limit; mention a range such as @${path}#L1-200`);
       continue;
     }
     const buf = await readFile(abs);
     if (buf.subarray(0, 8192).includes(0)) {
-      notices.push(`@${token} not attached: it is a binary file`);
+      refuse(token, "it is a binary file");
       continue;
     }
     const lines = buf.toString("utf8").replace(/\r\n/g, "\n").split("\n");
