@@ -29,7 +29,7 @@ import {
   type Usage,
 } from "./types.js";
 import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
-import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
+import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type SessionPrompt, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel, providerWho, streamOf } from "./fallback.js";
 import { nearestName } from "./kit/nearest-name.js";
@@ -1094,9 +1094,13 @@ export class Agent {
     return replay(this.session.entries()).all;
   }
 
-  /** Prompt indexes (turn boundaries) of the display history, with the text typed (see {@link promptsOf}). */
-  prompts(): { index: number; text: string }[] {
-    return promptsOf(this.history());
+  /**
+   * Prompt indexes (turn boundaries) of the display history, with the text typed (see
+   * {@link promptsOf}) and, for a prompt a slash command made, the command line (`typed`).
+   */
+  prompts(): SessionPrompt[] {
+    const { all, typed } = replay(this.session.entries());
+    return promptsOf(all, typed);
   }
 }
 

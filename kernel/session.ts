@@ -168,21 +168,33 @@ export function typedPrompt(e: SessionEntry): string | undefined {
   return typeof t === "string" && t.trim() ? t : undefined;
 }
 
+/** One prompt (turn boundary) of a display history, as {@link promptsOf} lists it. */
+export interface SessionPrompt {
+  /** Index in the display history (`Replayed.all`): the `keep` of a branch before the prompt. */
+  index: number;
+  /** The prompt's text as the model got it, queued notes, hook context and attachments left out. */
+  text: string;
+  /** What the user typed when a slash command made the prompt (`/review main..HEAD`); lists show it instead of `text`. */
+  typed?: string;
+}
+
 /**
  * Prompt indexes (turn boundaries) of a display history, with the text the user typed: queued
  * `<system-note>` and `<hook-context>` blocks and attachments are left out.
+ * @param typed `Replayed.typed`: the command line of each prompt a command made, by index
  */
-export function promptsOf(all: readonly Message[]): { index: number; text: string }[] {
+export function promptsOf(all: readonly Message[], typed?: ReadonlyMap<number, string>): SessionPrompt[] {
   return all
     .map((m, index) => ({ m, index }))
     .filter(({ m }) => isPrompt(m))
-    .map(({ m, index }) => ({
-      index,
-      text: m.blocks
+    .map(({ m, index }) => {
+      const text = m.blocks
         .filter((b) => b.type === "text" && !b.attachment && !/^<(system-note|hook-context)[\s>]/.test(b.text))
         .map((b) => (b as { text: string }).text)
-        .join(""),
-    }));
+        .join("");
+      const line = typed?.get(index);
+      return line === undefined ? { index, text } : { index, text, typed: line };
+    });
 }
 
 /** State rebuilt from a session's entries. */
@@ -194,6 +206,11 @@ export interface Replayed {
   messages: Message[];
   /** Every message ever written, for display. */
   all: Message[];
+  /**
+   * What the user typed for the prompts slash commands made, by index in `all` (the entries'
+   * {@link typedPrompt}): front ends show `/review main..HEAD`, not the collected review prompt.
+   */
+  typed: Map<number, string>;
   /** Token totals per model (`provider/model` or bare model as stored). */
   usageByModel: Map<string, { usage: Usage; requests: number }>;
   compactions: number;
@@ -216,6 +233,7 @@ export interface Replayed {
 export function replay(entries: readonly SessionEntry[]): Replayed {
   let messages: Message[] = [];
   const all: Message[] = [];
+  const typed = new Map<number, string>();
   const usageByModel = new Map<string, { usage: Usage; requests: number }>();
   let compactions = 0;
   let compactionSavedTokens = 0;
@@ -224,6 +242,8 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
   for (const e of entries) {
     if (e.type === "message" && e.message?.role === "assistant" && e.model) lastModel = e.model;
     if (e.type === "message" && e.message) {
+      const line = typedPrompt(e);
+      if (line !== undefined) typed.set(all.length, line.trim());
       all.push(e.message);
       pushMerged(messages, e.message);
     } else if (e.type === "compaction" && e.data?.clear === true) {
@@ -246,7 +266,7 @@ export function replay(entries: readonly SessionEntry[]): Replayed {
       usageByModel.set(model, cur);
     }
   }
-  return { messages, all, usageByModel, compactions, compactionSavedTokens, lastModel, lastContextTokens };
+  return { messages, all, typed, usageByModel, compactions, compactionSavedTokens, lastModel, lastContextTokens };
 }
 
 /** Appends `m`, merging it into a trailing user message so roles alternate. */

@@ -255,6 +255,50 @@ describe("/review", () => {
     expect(titles).toEqual(["what changed?", "/init the test commands", "/review HEAD the parser"]);
   });
 
+  it("/rewind, /prompt and /export show a command's prompt as what was typed; /export folds in what the model got", async () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo, "a.txt"), "one\nthree\n");
+    const e = env();
+    const review = await larik(repo, ["/review", "HEAD", "the", "parser"], e);
+    expect([review.code, review.stderr]).toEqual([0, ""]);
+    const sent = review.prompt!;
+    expect(sent).toMatch(/^Review the code changes that Larik collected/);
+    expect((await larik(repo, ["-c", "and the tests?"], e)).code).toBe(0);
+
+    const list = await larik(repo, ["-c", "/rewind"], e);
+    expect([list.code, list.requests, list.stdout]).toEqual([
+      0,
+      0,
+      "prompts of this session (/rewind <n> branches before one; /prompt <n> shows it):\n  1  /review HEAD the parser\n  2  and the tests?\n",
+    ]);
+    const chars = [...sent].length.toLocaleString("en-US");
+    const show = await larik(repo, ["-c", "/prompt", "1"], e);
+    expect(show.stdout.split("\n").slice(0, 3)).toEqual([
+      "prompt 1 of 2:",
+      "  /review HEAD the parser",
+      `  (the command sent the model a prompt of ${chars} characters in its place; /export writes it out)`,
+    ]);
+    const copy = await larik(repo, ["-c", "/prompt", "1", "copy"], e);
+    expect(copy.stdout).toBe("/review HEAD the parser\n(no clipboard in this front end: the prompt is printed above)\n");
+
+    // the export: the typed line titles it and heads the prompt; the prompt sent follows, folded
+    const exported = await larik(repo, ["-c", "/export", "out.md"], e);
+    expect([exported.code, exported.stdout]).toEqual([0, "exported 2 prompts to out.md\n"]);
+    const md = readFileSync(join(repo, "out.md"), "utf8");
+    expect(md.split("\n")[0]).toBe("# /review HEAD the parser");
+    const fenceLen = Math.max(2, ...[...sent.matchAll(/`+/g)].map((m) => m[0].length)) + 1;
+    const f = "`".repeat(fenceLen);
+    expect(md).toContain(
+      `## Prompt 1\n\n/review HEAD the parser\n\n<details>\n<summary>The prompt it sent to the model (${chars} characters)</summary>\n\n${f}\n${sent}\n${f}\n\n</details>\n\n### Reply`,
+    );
+    expect(md).toContain("## Prompt 2\n\nand the tests?\n\n### Reply");
+
+    // rewinding gives back the command line: run again, it collects the changes as they are then
+    const rewind = await larik(repo, ["-c", "/rewind", "1"], e);
+    expect(rewind.code).toBe(0);
+    expect(rewind.stdout.split("\n")[1]).toBe("prompt 1 was: /review HEAD the parser");
+  });
+
   it("cuts a diff over 150 KB at a line end and says so", async () => {
     const repo = makeRepo();
     const big = Array.from({ length: 8000 }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n") + "\n";

@@ -6,7 +6,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { isAbsolute, relative, resolve } from "node:path";
-import { isPrompt, localMinute, type Block, type Command, type SessionEntry, type ToolResultBlock } from "../../kernel/index.js";
+import { isPrompt, localMinute, typedPrompt, type Block, type Command, type SessionEntry, type ToolResultBlock } from "../../kernel/index.js";
 import { COMMAND_META } from "./meta.js";
 import { kTokens, oneLine, promptText } from "./format.js";
 
@@ -48,7 +48,11 @@ function toolCall(b: Extract<Block, { type: "tool_use" }>, result: ToolResultBlo
   return parts.join("\n\n");
 }
 
-/** Renders a session's entries as Markdown (what `/export` writes). */
+/**
+ * Renders a session's entries as Markdown (what `/export` writes). A prompt a slash command made
+ * shows what was typed (`/review main..HEAD`, kernel `typedPrompt`) and, folded in a `<details>`
+ * block, the whole prompt the model got from it.
+ */
 export function sessionMarkdown(entries: readonly SessionEntry[], opts: { id: string; title?: string; exportedAt?: number }): string {
   const meta = entries.find((e) => e.type === "meta")?.meta;
   const results = new Map<string, ToolResultBlock>();
@@ -73,7 +77,15 @@ export function sessionMarkdown(entries: readonly SessionEntry[], opts: { id: st
     if (!m) continue;
     if (m.role === "user") {
       if (isPrompt(m)) {
-        out.push(`## Prompt ${++n}`, promptText(m));
+        const typed = typedPrompt(e);
+        out.push(`## Prompt ${++n}`);
+        if (typed === undefined) out.push(promptText(m));
+        else {
+          // what was typed, then what the model got from it, folded: a review's diff is long
+          const sent = promptText(m);
+          const chars = [...sent].length.toLocaleString("en-US");
+          out.push(typed.trim(), `<details>\n<summary>The prompt it sent to the model (${chars} characters)</summary>\n\n${fence(sent)}\n\n</details>`);
+        }
         const att = m.blocks.map(attachmentLine).filter((l): l is string => !!l);
         if (att.length) out.push(att.join("\n"));
       } else {
@@ -108,7 +120,10 @@ export const exportCommand: Command = {
     // A quoted name may hold spaces: `/export "my notes.md"`.
     const name = ctx.args.trim().replace(/^(["'])(.*)\1$/, "$2") || `larik-${agent.session.id}.md`;
     const file = resolve(host.cwd, name);
-    const md = sessionMarkdown(agent.session.entries(), { id: agent.session.id, title: prompts[0] ? oneLine(promptText(agent.history()[prompts[0].index]!), 80) : undefined });
+    // titled as session lists title it: a command's prompt by the command line typed
+    const first = prompts[0];
+    const title = first ? oneLine(first.typed ?? promptText(agent.history()[first.index]!), 80) : undefined;
+    const md = sessionMarkdown(agent.session.entries(), { id: agent.session.id, title });
     const shown = isAbsolute(name) ? file : relative(host.cwd, file) || name;
     try {
       await writeFile(file, md, { flag: "wx", mode: 0o600 });

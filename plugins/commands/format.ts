@@ -62,14 +62,28 @@ export interface PromptRef {
   n: number;
   /** Index in the display history (`agent.history()`), the `keep` of a branch before it. */
   index: number;
+  /** The prompt as the model got it. */
   text: string;
+  /** What the user typed when a slash command made it (`/review main..HEAD`), kernel `typedPrompt`. */
+  typed?: string;
 }
 
-/** The prompts of the agent's display history, numbered from 1. */
-export function listPrompts(history: readonly Message[]): PromptRef[] {
+/** What a list shows for prompt `p`: the command line typed, else the prompt's text. */
+export function shownPrompt(p: PromptRef): string {
+  return p.typed ?? p.text;
+}
+
+/**
+ * The prompts of a display history, numbered from 1.
+ * @param typed `Replayed.typed` (the command line of each prompt a command made, by index), so
+ *   lists show `/review main..HEAD` rather than the review prompt it collected
+ */
+export function listPrompts(history: readonly Message[], typed?: ReadonlyMap<number, string>): PromptRef[] {
   const out: PromptRef[] = [];
   history.forEach((m, index) => {
-    if (isPrompt(m)) out.push({ n: out.length + 1, index, text: promptText(m) });
+    if (!isPrompt(m)) return;
+    const line = typed?.get(index);
+    out.push({ n: out.length + 1, index, text: promptText(m), ...(line !== undefined ? { typed: line } : {}) });
   });
   return out;
 }

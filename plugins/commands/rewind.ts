@@ -3,9 +3,9 @@
  * branch only at turn boundaries (before a prompt, or the end; invariant 6): the store writes a
  * new session file holding the messages before that point and never touches the original.
  */
-import { changedFiles, ConfigError, type Command, type CommandContext } from "../../kernel/index.js";
+import { changedFiles, ConfigError, replay, type Command, type CommandContext } from "../../kernel/index.js";
 import { COMMAND_META } from "./meta.js";
-import { listPrompts, oneLine, pickPrompt, requireStore, switchTo, words, type PromptRef } from "./format.js";
+import { listPrompts, oneLine, pickPrompt, requireStore, shownPrompt, switchTo, words, type PromptRef } from "./format.js";
 import { openBranch } from "./sessions.js";
 
 /**
@@ -41,15 +41,16 @@ function printPromptList(ctx: CommandContext, prompts: PromptRef[]): void {
   }
   ctx.print("prompts of this session (/rewind <n> branches before one; /prompt <n> shows it):");
   const width = String(prompts.length).length;
-  for (const p of prompts) ctx.print(`  ${String(p.n).padStart(width)}  ${oneLine(p.text, 76)}`);
+  for (const p of prompts) ctx.print(`  ${String(p.n).padStart(width)}  ${oneLine(shownPrompt(p), 76)}`);
 }
 
 export const rewindCommand: Command = {
   ...COMMAND_META.rewind,
   async run(ctx) {
     const [n, how, extra] = words(ctx.args);
-    const history = ctx.agent.history();
-    const prompts = listPrompts(history);
+    // a prompt a command made is listed, and given back, as the command line typed
+    const { all: history, typed } = replay(ctx.agent.session.entries());
+    const prompts = listPrompts(history, typed);
     if (!n) {
       printPromptList(ctx, prompts);
       return;
@@ -69,13 +70,16 @@ export const rewindCommand: Command = {
       restored = await ctx.agent.checkpoints.undoSince(turn);
     }
     const { id, switched } = await branchAt(ctx, p.index, "/rewind", "rewind");
+    // the command line, not its expansion: sent again, `/review main..HEAD` collects the diff
+    // as it is now and the model gets the prompt that makes, as the first time
+    const again = shownPrompt(p);
     if (!switched) {
       ctx.print(`branched before prompt ${p.n} into ${id}: continue it with larik --resume ${id}`);
-      ctx.print(`prompt ${p.n} was: ${p.text}`);
+      ctx.print(`prompt ${p.n} was: ${again}`);
     } else {
       ctx.print(`rewound to before prompt ${p.n}: now in branch ${id} (the original session is unchanged)`);
-      if (ctx.ui?.setInput) ctx.ui.setInput(p.text);
-      else ctx.print(`prompt ${p.n} was: ${p.text}`);
+      if (ctx.ui?.setInput) ctx.ui.setInput(again);
+      else ctx.print(`prompt ${p.n} was: ${again}`);
     }
     if (restored) ctx.print(restored.length ? `restored files changed since prompt ${p.n}: ${restored.join(", ")}` : `no files changed since prompt ${p.n}`);
     else if (changed.length && how !== "keep") ctx.print(`files changed since prompt ${p.n} are left as they are (/rewind ${p.n} files restores them): ${changed.join(", ")}`);
@@ -90,17 +94,19 @@ export const promptCommand: Command = {
     if (extra !== undefined || (action !== undefined && action !== "copy" && action !== "fork")) {
       throw new ConfigError(`/prompt ${ctx.args.trim()}: usage /prompt [n] [copy|fork]`);
     }
-    const history = ctx.agent.history();
-    const prompts = listPrompts(history);
+    const { all: history, typed } = replay(ctx.agent.session.entries());
+    const prompts = listPrompts(history, typed);
     const p = pickPrompt(prompts, n, "/prompt");
+    // what the user typed: a command's expansion (a review's whole diff) is /export's to show
+    const shown = shownPrompt(p);
     if (action === "copy") {
       if (!ctx.ui?.copy) {
-        ctx.print(p.text);
+        ctx.print(shown);
         ctx.print("(no clipboard in this front end: the prompt is printed above)");
         return;
       }
-      await ctx.ui.copy(p.text);
-      ctx.print(`copied prompt ${p.n} (${[...p.text].length} characters)`);
+      await ctx.ui.copy(shown);
+      ctx.print(`copied prompt ${p.n} (${[...shown].length} characters)`);
       return;
     }
     if (action === "fork") {
@@ -116,7 +122,10 @@ export const promptCommand: Command = {
       return;
     }
     ctx.print(`prompt ${p.n} of ${prompts.length}:`);
-    for (const line of p.text.split("\n")) ctx.print(`  ${line}`);
+    for (const line of shown.split("\n")) ctx.print(`  ${line}`);
+    if (p.typed !== undefined) {
+      ctx.print(`  (the command sent the model a prompt of ${[...p.text].length.toLocaleString("en-US")} characters in its place; /export writes it out)`);
+    }
     ctx.print(`Copy: /prompt ${p.n} copy · Fork: /prompt ${p.n} fork (keeps this turn and its reply) · Rewind: /rewind ${p.n} (branch before it, text back in the composer)`);
   },
 };
