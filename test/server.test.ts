@@ -305,6 +305,29 @@ describe("routes", () => {
     expect(m.body.messages[0].blocks.at(-1).text).toBe("Review the code changes that Larik collected below");
   });
 
+  it("lists a command's prompt with what was typed beside the text the model got, loaded or not; fork returns both", async () => {
+    const agent = await t.host.openAgent({ model: "scripted/x" });
+    for await (const ev of agent.run("Review the code changes that Larik collected below", { typed: "/review main..HEAD" })) if (ev.type === "done") break;
+    for await (const ev of agent.run("and the tests?")) if (ev.type === "done") break;
+    const id = agent.session.id;
+    await agent.close("exit");
+    const prompts = [
+      { index: 0, text: "Review the code changes that Larik collected below", typed: "/review main..HEAD" },
+      { index: 2, text: "and the tests?" },
+    ];
+    // unloaded: read from the file
+    expect((await t.api("GET", `/v1/sessions/${id}/messages`)).body.prompts).toEqual(prompts);
+    expect((await t.api("POST", "/v1/sessions", { resume: id })).status).toBe(201);
+    expect((await t.api("GET", `/v1/sessions/${id}/messages`)).body.prompts).toEqual(prompts);
+    // the text is what re-sends the turn (POST …/prompt runs no slash command); typed is for showing
+    const f = await t.api("POST", `/v1/sessions/${id}/fork`, { at: 0 });
+    expect(f.status).toBe(201);
+    expect(f.body).toMatchObject({ fork_of: id, prompt: "Review the code changes that Larik collected below", typed: "/review main..HEAD" });
+    const plain = await t.api("POST", `/v1/sessions/${id}/fork`, { at: 2 });
+    expect(plain.body.prompt).toBe("and the tests?");
+    expect(plain.body).not.toHaveProperty("typed");
+  });
+
   it("compacts, undoes and clears", async () => {
     const id = await newSession();
     const empty = await t.api("POST", `/v1/sessions/${id}/compact`);

@@ -168,8 +168,8 @@ export const ROUTES: RouteDef[] = [
     responses: { 201: ok(S.ForkResponse, "Created") },
     handler: async ({ state, req, params }) => {
       const body = await readJson(req, S.ForkBody);
-      const { session, prompt } = await state.sessions.fork(params.id!, body.at);
-      return json(201, { ...session.info(), ...(prompt !== undefined ? { prompt } : {}) });
+      const { session, prompt, typed } = await state.sessions.fork(params.id!, body.at);
+      return json(201, { ...session.info(), ...(prompt !== undefined ? { prompt } : {}), ...(typed !== undefined ? { typed } : {}) });
     },
   },
   {

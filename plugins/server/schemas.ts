@@ -109,12 +109,19 @@ export const SessionInfoResponse = z.object({
 
 export const ForkResponse = SessionInfoResponse.extend({
   prompt: z.string().optional().describe("the text of prompt `at`, to put back in the composer"),
+  typed: z.string().optional().describe("when a slash command made prompt `at`: the command line typed (`/review main..HEAD`)"),
 });
 
 export const MessagesResponse = z.object({
   id: z.string(),
   messages: z.array(MessageSchema),
-  prompts: z.array(z.object({ index: z.number(), text: z.string() })),
+  prompts: z.array(
+    z.object({
+      index: z.number(),
+      text: z.string().describe("the prompt as the model got it"),
+      typed: z.string().optional().describe("when a slash command made the prompt: the command line typed (`/review main..HEAD`), what a list shows"),
+    }),
+  ),
 });
 
 export const PromptAccepted = z.object({

@@ -16,6 +16,7 @@ import {
   type Host,
   type Message,
   type PermissionMode,
+  type SessionPrompt,
   type SessionSummary,
 } from "../../kernel/index.js";
 import { ApiError } from "./errors.js";
@@ -149,11 +150,11 @@ export class SessionManager {
    * The display history of a session, loaded or not (unloaded ones are read through the store).
    * @throws ApiError 404 for an unknown session.
    */
-  async messages(idOrPrefix: string): Promise<{ id: string; messages: Message[]; prompts: { index: number; text: string }[] }> {
+  async messages(idOrPrefix: string): Promise<{ id: string; messages: Message[]; prompts: SessionPrompt[] }> {
     const loaded = this.find(idOrPrefix);
     if (loaded) {
-      const all = loaded.agent.history();
-      return { id: loaded.id, messages: all, prompts: promptsOf(all) };
+      const { all, typed } = replay(loaded.agent.session.entries());
+      return { id: loaded.id, messages: all, prompts: promptsOf(all, typed) };
     }
     const store = this.host.sessionStore;
     if (!store) throw new ApiError(404, "not_found", `session ${idOrPrefix} is not loaded and there is no session store to read it from`);
@@ -165,8 +166,9 @@ export class SessionManager {
       throw new ApiError(409, "conflict", errorText(err));
     }
     try {
-      const all = replay(handle.entries()).all;
-      return { id, messages: all, prompts: promptsOf(all) };
+      // `typed`: the command line of a prompt a slash command made, for lists to show
+      const { all, typed } = replay(handle.entries());
+      return { id, messages: all, prompts: promptsOf(all, typed) };
     } finally {
       await handle.close();
     }
@@ -177,7 +179,7 @@ export class SessionManager {
    * branch keeps the messages before it and the prompt's text is returned for re-sending.
    * @throws ApiError 409 when the source is busy, 400 for a bad `at`, 501 without a store.
    */
-  async fork(idOrPrefix: string, at: number | undefined): Promise<{ session: ServerSession; prompt?: string }> {
+  async fork(idOrPrefix: string, at: number | undefined): Promise<{ session: ServerSession; prompt?: string; typed?: string }> {
     const store = this.host.sessionStore;
     if (!store) throw new ApiError(501, "not_implemented", "fork needs a session store plugin (sessions live in memory)");
     const source = this.find(idOrPrefix);
@@ -185,6 +187,7 @@ export class SessionManager {
     const { id, messages, prompts } = await this.messages(idOrPrefix);
     let keep = messages.length;
     let prompt: string | undefined;
+    let typed: string | undefined;
     if (at !== undefined) {
       const p = prompts.find((x) => x.index === at);
       if (!p) {
@@ -192,7 +195,10 @@ export class SessionManager {
         throw new ApiError(400, "bad_request", `at=${at} is not a prompt index of session ${id}: use one of ${valid} (GET …/messages lists them)`);
       }
       keep = at;
+      // the text the model got is what re-sends the turn (POST …/prompt runs no slash command);
+      // `typed` is the command line a client shows for it
       prompt = p.text;
+      typed = p.typed;
     }
     let branchId: string;
     try {
@@ -207,7 +213,7 @@ export class SessionManager {
       effort: source?.agent.effort ?? this.defaults.effort,
       mode: source?.agent.checker.mode ?? this.defaults.mode,
     });
-    return { session: s.session, ...(prompt !== undefined ? { prompt } : {}) };
+    return { session: s.session, ...(prompt !== undefined ? { prompt } : {}), ...(typed !== undefined ? { typed } : {}) };
   }
 
   /** Stops and unloads a session (`DELETE`); its file is kept. */
