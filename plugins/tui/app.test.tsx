@@ -174,6 +174,30 @@ describe("conversation", () => {
     const kinds = again.snapshot().items.map((i) => i.kind);
     expect(kinds).toEqual(["banner", "user", "assistant"]);
   });
+
+  it("replays a prompt a command made as the command line typed, as it showed live", async () => {
+    const collected = "Review the code changes that Larik collected below.\n+a changed line";
+    const r = await make({
+      scripts: [{ blocks: [text("looks fine")] }, { blocks: [text("plain answer")] }],
+      plugins: [commandsPlugin([cmd("review", "Review changes", { run: async () => ({ prompt: collected, mentions: false }) })])],
+    });
+    await r.controller.submit("/review main..HEAD");
+    await r.controller.idle();
+    await r.controller.submit("and the tests?");
+    await r.controller.idle();
+    const shown = (c: { snapshot(): { items: readonly unknown[] } }) =>
+      c.snapshot().items.flatMap((i) => {
+        const it = i as { kind: string; text?: string };
+        return it.kind === "user" || it.kind === "command" ? [`${it.kind}: ${it.text}`] : [];
+      });
+    await waitFor(() => shown(r.controller).length === 2, "the two prompt rows");
+    expect(shown(r.controller)).toEqual(["command: /review main..HEAD", "user: and the tests?"]);
+    // resumed: the same rows, not the review prompt (a whole diff) the model got
+    const { TuiController } = await import("./controller.js");
+    const again = new TuiController(r.host, r.controller.agent, { tickMs: 0 });
+    expect(again.snapshot().items.map((i) => i.kind)).toEqual(["banner", "command", "assistant", "user", "assistant"]);
+    expect(shown(again)).toEqual(["command: /review main..HEAD", "user: and the tests?"]);
+  });
 });
 
 describe("permission prompt", () => {
@@ -556,6 +580,33 @@ describe("composer", () => {
     // each prompt is stored with the command line typed, which titles the session (now or queued)
     const prompts = r.controller.agent.session.entries().filter((e) => e.type === "message" && e.message && isPrompt(e.message));
     expect(prompts.map((e) => typedPrompt(e))).toEqual(["/data", "/data", "/skill"]);
+  });
+
+  it("a queued command's prompt waits, and is then shown, as the command line typed", async () => {
+    const provider = new GatedProvider("first", " reply");
+    const r = await make({
+      provider,
+      plugins: [commandsPlugin([cmd("data", "Send data", { run: async () => ({ prompt: "collected data:\n+a diff line", mentions: false }) }), cmd("skill", "Send a prompt", { run: async () => ({ prompt: "the long prompt of a skill" }) })])],
+    });
+    void r.controller.submit("a question");
+    await waitFor(() => provider.requests.length === 1, "the first request");
+    await r.controller.submit("/data main..HEAD");
+    await r.controller.submit("/skill");
+    await waitFor(() => r.controller.snapshot().queued.length === 2, "two queued prompts");
+    expect(r.controller.snapshot().queued).toEqual(["/data main..HEAD", "/skill"]);
+    await r.until("queued: /data main..HEAD");
+    expect(r.screen()).not.toContain("collected data");
+    provider.release();
+    await waitFor(() => provider.requests.length === 3, "the queued requests");
+    await r.controller.idle();
+    const rows = () =>
+      r.controller.snapshot().items.flatMap((i) => {
+        const it = i as { kind: string; text?: string };
+        return it.kind === "user" || it.kind === "command" ? [`${it.kind}: ${it.text}`] : [];
+      });
+    await waitFor(() => rows().length >= 5, () => `five prompt rows, not ${JSON.stringify(rows())}`);
+    // each command row when it ran, then again where its turn starts (as a resume shows it)
+    expect(rows()).toEqual(["user: a question", "command: /data main..HEAD", "command: /skill", "command: /data main..HEAD", "command: /skill"]);
   });
 
   it("!cmd runs in the shell, shows output and sends it with the next prompt", async () => {

@@ -17,6 +17,7 @@ import {
   hasMentions,
   nearestCommand,
   PERMISSION_MODES,
+  replay,
   slashCommand,
   toolInputSummary,
   type Agent,
@@ -210,7 +211,7 @@ export class TuiController {
     this.scheduler = new FrameScheduler(() => this.#flush(), opts.frameMs);
     this.#costUsd = this.#initialCost();
     for (const n of host.notices) this.#push({ kind: "notice", text: n });
-    this.#replayHistory(agent.history());
+    this.#replayHistory(agent);
     this.#snapshot = this.#build();
   }
 
@@ -278,7 +279,8 @@ export class TuiController {
       permissionStep: this.#permissionStep,
       permissionSelected: this.#permissionSelected,
       reason: this.#reason,
-      queued: [...this.#queued],
+      // a command's prompt waits under the command line typed, not its expansion (a whole diff)
+      queued: this.#queued.map((q) => this.#typed.get(q) ?? q),
       todos: this.#running && this.#todos ? [...this.#todos] : undefined,
       footer: this.footerInfo(),
       showThinking: this.#showThinking,
@@ -332,13 +334,23 @@ export class TuiController {
 
   // ── history replay (resume, /resume, /fork) ────────────────────────────────────────────
 
-  #replayHistory(messages: Message[]): void {
+  /**
+   * Shows `agent`'s history as the live transcript showed it: a prompt a command made appears as
+   * the command line typed (`› /review main..HEAD`, its `data.typed`), not the prompt it expanded to.
+   */
+  #replayHistory(agent: Agent): void {
+    const { all: messages, typed } = replay(agent.session.entries());
     if (!messages.length) return;
     const results = new Map<string, { content: string; is_error?: boolean }>();
     for (const m of messages) for (const b of m.blocks) if (b.type === "tool_result") results.set(b.id, b);
     this.#push({ kind: "banner", text: `session ${this.agent.session.id}: ${messages.length} messages so far` });
-    for (const m of messages) {
+    for (const [i, m] of messages.entries()) {
       if (m.role === "user") {
+        const line = typed.get(i);
+        if (line !== undefined) {
+          this.#push({ kind: "command", text: line });
+          continue;
+        }
         const text = m.blocks
           .filter((b) => b.type === "text" && !b.attachment)
           .map((b) => (b as { text: string }).text)
@@ -379,8 +391,7 @@ export class TuiController {
     this.agent = agent;
     this.#costUsd = this.#initialCost();
     this.#todos = undefined;
-    const history = agent.history();
-    if (history.length) this.#replayHistory(history);
+    if (agent.history().length) this.#replayHistory(agent);
     else this.#push({ kind: "banner", text: `session ${agent.session.id}` });
     this.#notify();
   }
@@ -509,7 +520,7 @@ export class TuiController {
     this.#running = true;
     this.#turnStarted = (this.#opts.now ?? Date.now)();
     this.#todosChanged = false;
-    if (showPrompt) this.#push({ kind: "user", text });
+    if (showPrompt) this.#push(typed !== undefined ? { kind: "command", text: typed } : { kind: "user", text });
     this.#startTicker();
     this.#notify();
     try {
@@ -550,7 +561,8 @@ export class TuiController {
       const data = this.#dataPrompts.delete(next);
       const typed = this.#typed.get(next);
       this.#typed.delete(next);
-      void this.#turn(next, !data, !data, typed);
+      // a command's prompt shows as its command line, where a resumed transcript shows it
+      void this.#turn(next, !data || typed !== undefined, !data, typed);
       return;
     }
     if (!this.#running && !this.#busy && !this.#queued.length) {
