@@ -218,6 +218,41 @@ describe("/review", () => {
     expect(git(repo, "rev-parse", "--abbrev-ref", "HEAD")).toBe("main\n");
   });
 
+  it("an ordinary word one edit from a short branch name is focus text: tests beside test, docs beside doc, mail beside main, releases beside release", async () => {
+    const repo = makeRepo();
+    for (const b of ["test", "doc", "security-fix", "perf", "feature", "release"]) git(repo, "branch", b);
+    writeFileSync(join(repo, "a.txt"), "one\ntwo\nwork in progress\n");
+    for (const [word, rest] of [
+      ["tests", "of the parser"],
+      ["docs", ""],
+      ["security", "of auth"],
+      ["mail", "handling"],
+      ["releases", ""],
+      ["testing", ""],
+    ] as const) {
+      const r = await larik(repo, ["/review", word, ...(rest ? rest.split(" ") : [])]);
+      expect([word, r.code, r.stderr], word).toEqual([word, 0, ""]);
+      expect(r.prompt, word).toMatch(/Scope: uncommitted changes/);
+      expect(r.prompt, word).toContain(`pay particular attention to: ${[word, rest].filter(Boolean).join(" ")}\n`);
+    }
+    // a word that is a branch is that branch
+    const perf = await larik(repo, ["/review", "perf"]);
+    expect([perf.code, perf.stderr]).toEqual([0, ""]);
+    expect(perf.prompt).toMatch(/Scope: /);
+    expect(perf.prompt).not.toContain("pay particular attention to");
+    // still typos: neighbours swapped, a long word one edit off, a word shaped like a branch name
+    for (const [word, meant] of [
+      ["mian", "main"],
+      ["tset", "test"],
+      ["featre", "feature"],
+      ["secruity-fix", "security-fix"],
+      ["perf2", "perf"],
+    ] as const) {
+      const r = await larik(repo, ["/review", word]);
+      expect([word, r.code, r.requests, r.stderr]).toEqual([word, 2, 0, `larik: /review: no branch "${word}"; did you mean ${meant}? (or quote the focus text: /review "${word}")\n`]);
+    }
+  });
+
   it("text piped to /review goes inside the data block, fenced and labelled as the user's", async () => {
     const repo = makeRepo();
     writeFileSync(join(repo, "a.txt"), "one\ntwo changed\n");

@@ -208,11 +208,33 @@ function looksLikeRevision(word: string): boolean {
 }
 
 /**
+ * Whether `word` (which names no revision) reads as a mistyped `branch` rather than focus text.
+ * The same letters in another case, or a remote-only branch's own name, always do. A word shaped
+ * like a branch name (with `-`, `/`, `_`, `.` or a digit: `featre-x`) does within one edit when it
+ * has 4 characters or fewer, two when longer. A plain word is often English (`/review tests` beside
+ * a branch `test`, `docs` beside `doc`, `mail` beside `main`), so it does only as two neighbours
+ * swapped (`mian`), or, from 6 letters, as one edit that is not an ending added or cut
+ * (`featre` for `feature`, but not `releases` for `release`).
+ */
+function mistypes(word: string, branch: string): boolean {
+  const w = word.toLowerCase();
+  const b = branch.toLowerCase();
+  if (w === b) return true;
+  if (/[-/_.\d]/.test(w)) return nearestName(w, [b], w.length <= 4 ? 1 : 2) !== undefined;
+  if (w.length === b.length) {
+    const diff = [...w].flatMap((c, i) => (c === b[i] ? [] : [i]));
+    if (diff.length === 2 && diff[1] === diff[0]! + 1 && w[diff[0]!] === b[diff[1]!] && w[diff[1]!] === b[diff[0]!]) return true;
+  }
+  if (w.length < 6 || w.startsWith(b) || b.startsWith(w)) return false;
+  return nearestName(w, [b], 1) !== undefined;
+}
+
+/**
  * The branch a first word that names none was probably meant to be (`featre-x` for `feature-x`,
- * `feature-x` for a remote-only `origin/feature-x`), by the kernel's {@link nearestName}: at most
- * one edit for a word of 4 characters or fewer, two for a longer one, so that ordinary focus words
- * (`security`, `tests of auth`) stay focus text. Words of fewer than 3 characters, or with
- * characters a branch name does not have in practice, are never a branch typo.
+ * `mian` for `main`, `topic-y` for a remote-only `origin/topic-y`): the nearest, by the kernel's
+ * {@link nearestName}, of the local and remote-tracking branches the word {@link mistypes}, so that
+ * ordinary focus words (`tests`, `docs`, `security of auth`) stay focus text. Words of fewer than 3
+ * characters, or with characters a branch name does not have in practice, are never a branch typo.
  */
 async function mistypedBranch(git: Git, word: string): Promise<string | undefined> {
   if (word.length < 3 || !/^[\w][\w./-]*$/.test(word)) return undefined;
@@ -223,7 +245,7 @@ async function mistypedBranch(git: Git, word: string): Promise<string | undefine
     const slash = b.indexOf("/");
     if (slash > 0 && !by.has(b.slice(slash + 1))) by.set(b.slice(slash + 1), b);
   }
-  const near = nearestName(word, by.keys(), word.length <= 4 ? 1 : 2);
+  const near = nearestName(word, [...by.keys()].filter((name) => mistypes(word, name)), word.length <= 4 ? 1 : 2);
   return near === undefined ? undefined : by.get(near);
 }
 
