@@ -11,10 +11,12 @@ import { isPrintRun } from "./cli/print-flag.js";
 import { fastVersion } from "./cli/version.js";
 import { printAll } from "./kernel/kit/pipe-writer.js";
 import { trapStopSignals, type StopSignalTrap } from "./kernel/kit/stop-signals.js";
+import { startupMark } from "./kernel/kit/startup-probe.js";
 
 type Main = (argv: string[], env?: NodeJS.ProcessEnv, cwd?: string, early?: StopSignalTrap) => Promise<number>;
 
 async function start(argv: string[]): Promise<number> {
+  startupMark("launcher");
   const quick = fastVersion(argv);
   if (quick !== undefined) return printAll(quick);
   // set before the code loads (tens of ms): a ctrl+c meanwhile is said and exits 130, as later;
@@ -25,6 +27,7 @@ async function start(argv: string[]): Promise<number> {
   const bundle = isPrintRun(argv) && argv[0]?.startsWith("-") ? `${import.meta.dirname}/headless.cjs` : undefined;
   if (bundle && process.getBuiltinModule("node:fs").existsSync(bundle)) {
     const loaded = loadWithCodeCache(bundle, process.env.LARIK_NO_CODE_CACHE === "1" ? false : codeCacheDir());
+    startupMark("bundle run");
     saveAfterFirstRequest(loaded);
     const status = await (loaded.exports as { main: Main }).main(argv, undefined, undefined, early);
     loaded.save();

@@ -13,6 +13,7 @@
  * and the Node version. `LARIK_NO_CODE_CACHE=1` turns it off.
  */
 import { CJS_WRAPPER_HEAD, CJS_WRAPPER_TAIL, isWrapped } from "./cjs-wrapper.js";
+import { startupMark } from "../kernel/kit/startup-probe.js";
 // Built-ins through getBuiltinModule, not `import`: this file is on the path of every `larik -p`,
 // and an ES import of a built-in first builds a facade of all its exports (~3 ms for these).
 const { closeSync, fstatSync, mkdirSync, openSync, readSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } = process.getBuiltinModule("node:fs");
@@ -150,11 +151,13 @@ export function loadWithCodeCache(file: string, cacheDir: string | false): Cache
   const cacheFile = usable ? join(cacheDir, name) : undefined;
   // latin1 is exact here (the build writes ASCII only) and skips UTF-8 decoding of ~0.6 MB
   const { source, cachedData } = readSourceAndCache(file, st.size, cacheFile);
+  startupMark("bundle read");
   // A file written already wrapped (dist/headless.cjs) is compiled as read; wrapping another
   // copies it. The wrapper is Node's own, on the first line, so stack traces keep the file's lines.
   const wrapped = isWrapped(source) ? source : `${CJS_WRAPPER_HEAD} ${source}${CJS_WRAPPER_TAIL}`;
   const { Script } = process.getBuiltinModule("node:vm");
   const script = new Script(wrapped, { filename: file, cachedData });
+  startupMark("bundle compiled");
   const hit = cachedData !== undefined && !script.cachedDataRejected;
   const mod = { exports: {} as unknown };
   const fn = script.runInThisContext() as (...args: unknown[]) => void;

@@ -11,6 +11,7 @@ import {
   PipeWriter,
   printAll,
   errorText,
+  startupMark,
   folderRootError,
   sessionLine,
   trapStopSignals,
@@ -72,6 +73,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: S
     if (!(err instanceof ConfigError) || !(argv.includes("--help") || argv.includes("-h"))) throw err;
     return { settings: {}, notices: [errorText(err)], plugins: [], pluginSources: [], disable: [], configFiles: [] };
   });
+  startupMark("config");
   const preset: Plugin[] = cfg.preset ?? (await import("../presets/default.js")).default;
   const presetSource = cfg.preset ? "the config's preset" : "the default preset";
   const host = await Host.create({
@@ -83,10 +85,12 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: S
     env,
     notices: cfg.notices,
   });
+  startupMark("plugins");
   try {
     // A signal is delivered by the event loop, which may not have turned since it came (code and
     // config load mostly synchronously); the trap's disposal would then drop it. One turn first.
     await new Promise((turned) => setImmediate(turned));
+    startupMark("signal turn");
     if (early.signal) return stoppedEarly(early);
     return await dispatch(host, argv, early);
   } finally {
@@ -159,6 +163,7 @@ async function dispatch(host: Host, argv: string[], early: StopSignalTrap): Prom
   }
   // the front end traps the signals itself from here (nothing above waited since the last look,
   // so the loop has delivered no signal since)
+  startupMark("flags");
   early.dispose();
   return frontend.run(host, args);
 }

@@ -33,6 +33,7 @@ import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type Sessio
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import { openModel, providerWho, streamOf } from "./fallback.js";
 import { nearestName } from "./kit/nearest-name.js";
+import { startupMark } from "./kit/startup-probe.js";
 import { ConfigError, errorText, noticeText } from "./kit/one-line.js";
 import { createCheckpointStore, DEFAULT_CHECKPOINT_RETENTION_DAYS, undoNote, type CheckpointStore } from "./checkpoint.js";
 import { capOutput, toSafeText } from "./kit/output.js";
@@ -333,6 +334,7 @@ export class Agent {
       for (const w of prior.warnings) agent.notes.push(w.replace(/\S+\.jsonl(?=:\d+:)/g, "the session file"));
       host.notices.push(...prior.warnings);
     }
+    startupMark("agent open");
     return agent;
   }
 
@@ -674,6 +676,7 @@ export class Agent {
     let firstOutput: number | undefined;
     let partial = "";
     try {
+      startupMark("request built");
       const request = { model: this.model, system, tools: tools.map(toolSpec), messages, max_tokens: entry?.max_output, effort: this.effort, session_id: this.session.id, signal };
       for await (const ev of streamOf(this.provider, request, providerWho(this.host.providers, this.providerName))) {
         if (ev.type === "text_delta") {

@@ -25,6 +25,7 @@ export * from "./kit/time.js";
 export * from "./kit/pid.js";
 export * from "./kit/stop-signals.js";
 export * from "./kit/pipe-writer.js";
+export * from "./kit/startup-probe.js";
 export * from "./kit/nearest-name.js";
 export { Channel } from "./kit/channel.js";
 export { Agent, type AgentOptions } from "./agent.js";

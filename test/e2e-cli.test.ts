@@ -759,6 +759,36 @@ describe("larik -p end to end", () => {
     expect(loaded.builtinsAtRequest.filter((m) => /^NativeModule (crypto|zlib|child_process)$/.test(m))).toEqual([]);
   });
 
+  it("marks each start-up phase once, in order, for bench/startup-phases.mjs's probe", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const report = join(home, "phases.json");
+    const preload = join(home, "probe.cjs");
+    writeFileSync(
+      preload,
+      [
+        `const phases = [];`,
+        `globalThis[Symbol.for("larik.startup-probe")] = (p) => phases.push(p);`,
+        `require("node:diagnostics_channel").subscribe("http.client.request.start", () => phases.push("(request)"));`,
+        `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify(phases)));`,
+        ``,
+      ].join("\n"),
+    );
+    server.push({ text: "ok" });
+    const code = await new Promise<number | null>((done) =>
+      spawn(process.execPath, ["-r", preload, CLI, "-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env, stdio: "ignore" }).on("close", done),
+    );
+    expect(code).toBe(0);
+    const phases = JSON.parse(readFileSync(report, "utf8")) as string[];
+    // everything up to the first request, in the order the bench prints it; a mark dropped or
+    // moved would make its figures lie ("request built" comes again with each later request)
+    expect(phases.slice(0, phases.indexOf("(request)") + 1)).toEqual([
+      "launcher", "bundle read", "bundle compiled", "bundle run", "config", "plugins", "signal turn", "flags",
+      "agent open", "request built", "http loaded", "request queued", "(request)",
+    ]);
+  });
+
   it("a signal ends the turn cleanly and exits 128 + its number, leaving nothing in the project", async () => {
     for (const [signal, status] of [
       ["SIGHUP", 129],

@@ -10,6 +10,7 @@
  * proxy (NO_PROXY honoured) by undici instead, except to this machine's own loopback addresses.
  */
 import type { IncomingMessage } from "node:http";
+import { startupMark } from "./startup-probe.js";
 
 // getBuiltinModule at the first request, not an import: node:https (TLS) costs ~3 ms to load and
 // a plain-http local server never needs it, and an ES import of a built-in builds a facade of
@@ -95,6 +96,7 @@ export function nodeFetch(url: string, init: NodeFetchInit = {}): Promise<Respon
   if (proxyConfigured(process.env) && !isLoopbackHost(u.hostname)) return proxiedFetch(url, init);
   return new Promise((resolve, reject) => {
     const send = transport(u.protocol).request;
+    startupMark("http loaded");
     const headers = { ...init.headers };
     if (init.body !== undefined) headers["content-length"] = String(Buffer.byteLength(init.body));
     const signal = init.signal;
@@ -115,6 +117,7 @@ export function nodeFetch(url: string, init: NodeFetchInit = {}): Promise<Respon
       reject(Object.assign(new TypeError("fetch failed"), { cause: err }));
     });
     req.end(init.body);
+    startupMark("request queued");
   });
 }
 
