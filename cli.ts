@@ -12,6 +12,7 @@ import { fastVersion } from "./cli/version.js";
 import { printAll } from "./kernel/kit/pipe-writer.js";
 import { trapStopSignals, type StopSignalTrap } from "./kernel/kit/stop-signals.js";
 import { startupMark } from "./kernel/kit/startup-probe.js";
+import { exitIfHeldOpen } from "./cli/exit-guard.js";
 
 type Main = (argv: string[], env?: NodeJS.ProcessEnv, cwd?: string, early?: StopSignalTrap) => Promise<number>;
 
@@ -40,4 +41,5 @@ async function start(argv: string[]): Promise<number> {
 process.env.NODE_ENV ??= "production"; // ink loads React's development build otherwise
 void start(process.argv.slice(2)).then((status) => {
   process.exitCode = status;
+  exitIfHeldOpen();
 });

@@ -233,6 +233,24 @@ describe("a plugin whose setup never finishes", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   }, 30_000);
 
+  it("a handle a plugin leaves open does not keep larik running: it exits a second after the run, saying what was open", async () => {
+    personalConfig('export default { plugins: [{ name: "leaky", setup() { setInterval(() => {}, 60_000); } }] };\n');
+    const started = Date.now();
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+      const child = spawn(process.execPath, [CLI, "--version"], { cwd: join(base, "work"), env, stdio: ["ignore", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d) => (stdout += d));
+      child.stderr.on("data", (d) => (stderr += d));
+      const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      child.on("close", (code) => (clearTimeout(kill), done({ code, stdout, stderr })));
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}leaky$/m);
+    expect(lines(r.stderr)).toEqual(["larik: exiting 1 s after the run ended; still open: Timeout (a plugin that does not close what it opened in its dispose)"]);
+    expect(Date.now() - started).toBeLessThan(8_000);
+  }, 20_000);
+
   it("a bad LARIK_SETUP_TIMEOUT_MS is one line saying what to write, and the default applies", async () => {
     const r = await larik(["--help"], { LARIK_SETUP_TIMEOUT_MS: "10s" });
     expect(r.code).toBe(0);
