@@ -17,10 +17,10 @@ import { toolSpec, type AnyTool } from "./tools.js";
 import type { Message, ToolSpec, Usage } from "./types.js";
 
 /** Share of the context window above which the next request compacts first. */
-export const COMPACT_THRESHOLD = 0.8;
+const COMPACT_THRESHOLD = 0.8;
 
 /** The instruction sent (as the last user message) to ask for a summary. */
-export const SUMMARY_INSTRUCTION = `Your context window is nearly full. Write a summary of the conversation so far that lets you continue the work without it. Inside <summary></summary> tags, give:
+const SUMMARY_INSTRUCTION = `Your context window is nearly full. Write a summary of the conversation so far that lets you continue the work without it. Inside <summary></summary> tags, give:
 1. The user's requests, keeping their words nearly verbatim.
 2. What has been done: files read and changed, commands run and their outcomes, decisions and why.
 3. What remains to do and the next step.
@@ -33,7 +33,7 @@ export function estimateTokens(text: string): number {
 }
 
 /** Estimated prompt size of a request (tokens): system, tool definitions and messages. */
-export function estimateRequest(system: string, tools: ToolSpec[], messages: readonly Message[]): number {
+function estimateRequest(system: string, tools: ToolSpec[], messages: readonly Message[]): number {
   let n = estimateTokens(system) + estimateTokens(JSON.stringify(tools));
   for (const m of messages) {
     for (const b of m.blocks) {
@@ -60,7 +60,7 @@ export function extractSummary(reply: string): string {
 }
 
 /** Open items of the newest `todo_write` call in `messages` (the list is stateless: last call wins). */
-export function openTodos(messages: readonly Message[]): string[] {
+function openTodos(messages: readonly Message[]): string[] {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     for (let j = m.blocks.length - 1; j >= 0; j--) {
@@ -89,7 +89,7 @@ export function changedFiles(messages: readonly Message[]): string[] {
 }
 
 /** The single user message that replaces the context after compaction. */
-export function summaryMessage(opts: {
+function summaryMessage(opts: {
   summary: string;
   transcript: string;
   todos: string[];

@@ -50,7 +50,7 @@ export interface HostOptions {
  * waits for something that never comes (a server that does not answer, a lock) would otherwise
  * hang start-up with nothing on screen naming it.
  */
-export const DEFAULT_SETUP_TIMEOUT_MS = 10_000;
+const DEFAULT_SETUP_TIMEOUT_MS = 10_000;
 
 interface Loaded {
   plugin: Plugin;

@@ -41,17 +41,7 @@ export * from "./kit/cli-args.js";
 export * from "./kit/mentions.js";
 export * from "./kit/images.js";
 // the pure helpers and the result type; the compaction steps themselves are the loop's
-export {
-  changedFiles,
-  COMPACT_THRESHOLD,
-  type CompactResult,
-  estimateRequest,
-  estimateTokens,
-  extractSummary,
-  openTodos,
-  SUMMARY_INSTRUCTION,
-  summaryMessage,
-} from "./compaction.js";
+export { changedFiles, type CompactResult, estimateTokens, extractSummary } from "./compaction.js";
 export * from "./sandbox.js";
 export * from "./kit/sandbox-backend.js";
 export * from "./kit/sandbox-env.js";

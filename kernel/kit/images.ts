@@ -14,9 +14,6 @@ import { crc32 } from "node:zlib";
 /** Longest side, in pixels, an image may have: the Messages API refuses larger ones with HTTP 400. */
 export const MAX_IMAGE_SIDE = 8000;
 
-/** The media types {@link imageProblem} knows. */
-export const IMAGE_MEDIA_TYPES: readonly string[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
-
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** What the file's first bytes say it is, whatever its name or declared type. */

@@ -167,13 +167,6 @@ export const PermissionResolvedEvent = z.object({
 });
 export const SessionClosedEvent = z.object({ type: z.literal("session_closed"), reason: z.string() });
 
-/** Server-only event objects published on a session's bus. */
-export type ServerOnlyEvent =
-  | z.infer<typeof StatusEvent>
-  | z.infer<typeof UserMessageEvent>
-  | z.infer<typeof PermissionResolvedEvent>
-  | z.infer<typeof SessionClosedEvent>;
-
 /**
  * The agent events a session's stream relays: every one of §22 but `init`, which no turn emits
  * (`-p --output json` prints it itself, before its turn). A client has what it carries without it:

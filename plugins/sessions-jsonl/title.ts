@@ -38,14 +38,6 @@ export function entryTitle(e: SessionEntry & { message: Message }): string {
   return typed !== undefined ? titleLine(typed) : promptTitle(e.message);
 }
 
-/** The title of a parsed session: `meta.title`, else the first prompt, else "". */
-export function titleOf(entries: readonly SessionEntry[]): string {
-  const meta = entries[0]?.meta;
-  if (meta?.title) return meta.title;
-  for (const e of entries) if (e.type === "message" && e.message && isPrompt(e.message)) return entryTitle(e as SessionEntry & { message: Message });
-  return "";
-}
-
 export interface SessionHead {
   meta: SessionMeta;
   title: string;

@@ -165,8 +165,3 @@ export function tailRows(text: string, cols: number, max: number): { rows: strin
   if (all.length <= max) return { rows: all, hidden: 0 };
   return { rows: all.slice(all.length - max), hidden: all.length - max };
 }
-
-/** Rows `text` takes when hard-wrapped at `cols`. */
-export function rowCount(text: string, cols: number): number {
-  return hardWrap(text, cols).length;
-}

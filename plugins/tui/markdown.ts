@@ -31,11 +31,6 @@ export function loadMarkdown(): Promise<void> {
   return loading;
 }
 
-/** True once {@link loadMarkdown} has finished. */
-export function markdownReady(): boolean {
-  return md !== undefined;
-}
-
 // Model text is untrusted: no escape sequences of its own may reach the terminal.
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
