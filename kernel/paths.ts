@@ -103,6 +103,15 @@ export function dirsFromRoot(cwd: string): string[] {
   return out;
 }
 
+/**
+ * `~` and `~/…` as the home folder (`home`, default the OS's), as models and settings write it;
+ * `~user/…` and other paths stay as written. The permission checker, the file tools and the
+ * sandboxes all expand through this, so a tool writes the very file the checker allowed.
+ */
+export function expandHome(p: string, home: string = homedir()): string {
+  return p === "~" || p.startsWith("~/") ? join(home, p.slice(1)) : p;
+}
+
 /** `p` with `/` between its components, as rules, manifests and messages write paths. */
 export function toPosix(p: string): string {
   return sep === "/" ? p : p.split(sep).join("/");

@@ -16,11 +16,10 @@
  * 12. ask, with the narrowest "always allow" rule.
  */
 import { lstatSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import picomatch from "picomatch";
 import { cdTarget, collapseBlanks, denyCandidates, isSafeListed, leadsAnotherCommand, splitBashCommand, stripBenignRedirections } from "./bash-split.js";
-import { isInside, toPosix } from "./paths.js";
+import { expandHome, isInside, toPosix } from "./paths.js";
 import type { ToolKind } from "./tools.js";
 
 /** Permission modes (§4); `auto` asks a model before prompting, which the agent does. */
@@ -168,10 +167,6 @@ function subjectHost(s: string): string | undefined {
 function webHost(call: PermissionCall): string | undefined {
   const s = call.subject ?? (typeof field(call.input, "url") === "string" ? (field(call.input, "url") as string) : undefined);
   return s === undefined ? undefined : subjectHost(s);
-}
-
-function expandHome(p: string): string {
-  return p === "~" || p.startsWith("~/") ? join(homedir(), p.slice(1)) : p;
 }
 
 /** The realpath of `p`, or `p` itself when it cannot be resolved. */

@@ -4,7 +4,7 @@
  * file error reads `<file>: "<key>": expected …, got <value>`.
  */
 import * as z from "zod/mini";
-import { useEnglishErrors } from "./kit/zod-english.js";
+import { useEnglishErrors, valueAt } from "./kit/zod-english.js";
 import { EFFORTS } from "./types.js";
 import { PERMISSION_MODES, ruleSyntaxProblem } from "./permission.js";
 
@@ -214,15 +214,6 @@ function showValue(value: unknown): string {
   if (value !== null && typeof value === "object") return "an object";
   const s = JSON.stringify(value);
   return s.length > 60 ? `${s.slice(0, 57)}…` : s;
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let cur: unknown = root;
-  for (const k of path) {
-    if (cur === null || typeof cur !== "object") return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[k];
-  }
-  return cur;
 }
 
 /** Formats a key path as dotted text: `providers.local.base_url`, `permissions.allow[2]`. */

@@ -4,7 +4,7 @@
  * so no tool runs by a path that skips the hook points (DESIGN.md, "Lessons from the field").
  */
 import * as z from "zod/mini";
-import { useEnglishErrors } from "./kit/zod-english.js";
+import { useEnglishErrors, valueAt } from "./kit/zod-english.js";
 import { isLazySchema } from "./kit/lazy-schema.js";
 import type { Image, ToolSpec } from "./types.js";
 import type { Sandbox } from "./registries.js";
@@ -264,15 +264,6 @@ export function parseToolArguments<S extends ToolInputSchema>(schema: S, input: 
     result = validateToolInput(schema, current);
   }
   return result.success ? result : first;
-}
-
-function valueAt(input: unknown, path: PropertyKey[]): unknown {
-  let v = input;
-  for (const key of path) {
-    if (!v || typeof v !== "object") return undefined;
-    v = (v as Record<PropertyKey, unknown>)[key];
-  }
-  return v;
 }
 
 /**

@@ -11,7 +11,7 @@ import { INPUT_SCHEMAS } from "./input-schemas.js";
 
 const shellIdInput = lazySchema(() => z.object({ id: z.string().check(z.describe('Background shell id, e.g. "bg-1"')) }));
 import { pidsWithEnv } from "../../kernel/index.js";
-import { KILL_GRACE_MS, RUN_MARKER, cleanOutput, newRunMarker, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
+import { KILL_GRACE_MS, RUN_MARKER, cleanOutput, killPid, newRunMarker, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
 
 /** Unread bytes kept per shell; older unread output is dropped (the sidecar keeps it all). */
 const MAX_UNREAD_BYTES = 1024 * 1024;
@@ -194,14 +194,6 @@ export class BackgroundShells {
       for (const pid of this.#strays()) killPid(pid, "SIGKILL");
     };
     process.on("exit", this.#exitHook);
-  }
-}
-
-function killPid(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(pid, signal);
-  } catch {
-    // gone meanwhile
   }
 }
 

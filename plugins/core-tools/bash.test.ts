@@ -213,7 +213,7 @@ describe("bash", () => {
     const sandbox: Sandbox = {
       name: "fake",
       probe: async () => ({ ok: true }),
-      wrap: (command, opts) => ({ file: "bash", args: ["-c", script(pidFile)], env: opts.env, infoFd: 3, statusFd: 4 }),
+      wrap: (_command, opts) => ({ file: "bash", args: ["-c", script(pidFile)], env: opts.env, infoFd: 3, statusFd: 4 }),
     };
     const sctx = makeContext(root, { sandbox });
     const running = call(bash, { command: "true", timeout: 60 }, sctx);

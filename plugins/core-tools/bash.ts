@@ -10,7 +10,7 @@ import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolContext, 
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import type { BackgroundShells } from "./background.js";
 import { ToolInputError, errorResult, resolveWritePath } from "./paths.js";
-import { EXIT_DRAIN_MS, OutputCapture, cleanOutput, startShell } from "./shell.js";
+import { EXIT_DRAIN_MS, OutputCapture, cleanOutput, sleep, startShell } from "./shell.js";
 
 /** Default and largest timeout, in seconds (§3). */
 export const DEFAULT_TIMEOUT_S = 120;
@@ -47,10 +47,6 @@ function startFailure(err: Error, cwd: string): string {
 function stopReason(signal: AbortSignal): string {
   const reason: unknown = signal.reason;
   return reason instanceof Error && reason.name !== "AbortError" ? reason.message : "interrupted";
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Builds the `bash` tool; background runs are kept in `shells`. */

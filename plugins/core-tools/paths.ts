@@ -4,9 +4,8 @@
  * Read tools resolve paths the same way but are not confined (§4: read is a guard, not a boundary).
  */
 import { lstat } from "node:fs/promises";
-import { homedir } from "node:os";
-import { isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
-import { protectedPathReason, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { isAbsolute, normalize, relative, resolve, sep } from "node:path";
+import { expandHome, protectedPathReason, type ToolContext, type ToolResult } from "../../kernel/index.js";
 
 /** A refusal or bad input: the message is one line telling the model what to fix. */
 export class ToolInputError extends Error {
@@ -54,15 +53,6 @@ export function searchSummary(input: unknown, extra: readonly string[] = []): st
   if (typeof o.path === "string" && o.path) s += ` in ${o.path}`;
   for (const k of extra) if (typeof o[k] === "string" && o[k]) s += ` (${o[k] as string})`;
   return s;
-}
-
-/**
- * `~` and `~/…` as the home folder (what models write for it), as the permission checker reads
- * them: a tool that took `~/proj/a.ts` as `./~/proj/a.ts` would write another file than the one
- * the checker allowed, in a folder named `~`. `~user/…` stays as written.
- */
-export function expandHome(p: string): string {
-  return p === "~" || p.startsWith("~/") ? join(homedir(), p.slice(1)) : p;
 }
 
 /**

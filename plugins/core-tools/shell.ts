@@ -91,7 +91,7 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void
 }
 
 /** Sends `signal` to the process `pid`; a vanished process is not an error. */
-function killPid(pid: number | undefined, signal: NodeJS.Signals): void {
+export function killPid(pid: number | undefined, signal: NodeJS.Signals): void {
   if (!pid) return;
   try {
     process.kill(pid, signal);
@@ -100,7 +100,8 @@ function killPid(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
-function sleep(ms: number): Promise<void> {
+/** Resolves after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 

@@ -5,11 +5,10 @@
  */
 import { resolve } from "node:path";
 import * as z from "zod/mini";
-import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
+import { defineTool, expandHome, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { prepareWrite, type WriteTarget } from "./fileio.js";
 import { writeOne } from "./write.js";
-import { expandHome } from "./paths.js";
 
 const input = lazySchema(() =>
   z.object({

@@ -14,7 +14,7 @@
  * allow" saves the rule `call_tool` (which then covers every deferred tool).
  */
 import * as z from "zod/mini";
-import { invalidArguments, toolSpec, validateToolInput, type AnyTool, type PreToolDecision, type ToolCallInfo } from "../../kernel/index.js";
+import { estimateTokens, invalidArguments, toolSpec, validateToolInput, type AnyTool, type PreToolDecision, type ToolCallInfo } from "../../kernel/index.js";
 import type { McpTool } from "./adapter.js";
 
 /** More MCP tools than this defers them (auto mode). */
@@ -26,18 +26,12 @@ export const INDEX_BYTES = 8 * 1024;
 /** Characters of each description in the index. */
 export const INDEX_DESCRIPTION_CHARS = 90;
 
-/**
- * Rough token count of tool definitions (4 bytes of JSON per token).
- */
-export function estimateTokens(tools: AnyTool[]): number {
-  return Math.ceil(tools.reduce((n, t) => n + JSON.stringify(toolSpec(t)).length, 0) / 4);
-}
-
 /** Whether to withhold the MCP definitions. */
 export function shouldDefer(setting: "auto" | "on" | "off", tools: McpTool[]): boolean {
   if (!tools.length || setting === "off") return false;
   if (setting === "on") return true;
-  return tools.length > DEFER_TOOL_COUNT || estimateTokens(tools.map((t) => t.tool)) > DEFER_TOKENS;
+  // the definitions as the request would carry them, counted as compaction counts them
+  return tools.length > DEFER_TOOL_COUNT || estimateTokens(tools.map((t) => JSON.stringify(toolSpec(t.tool))).join("")) > DEFER_TOKENS;
 }
 
 function oneLineClip(s: string, n: number): string {

@@ -23,7 +23,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { homedir, release } from "node:os";
 import { delimiter, isAbsolute, join, resolve } from "node:path";
-import { configDir, configuredKeyVars, dataDir, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { configDir, configuredKeyVars, dataDir, expandHome, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
 import { acquire, isPlaceholder, releaseAll, releaseRuns, RUN_MARKER, useLedger } from "./placeholders.js";
 import { excludeOverlay } from "./git-exclude.js";
@@ -70,10 +70,6 @@ const KEEPER = `bash -c "$1" >&${OUTPUT_FD} 2>&${OUTPUT_FD} ${STATUS_FD}>&- ${OU
 
 /** Paths never made writable through `sandbox.writable` (invariant 21: literal /tmp). */
 const NEVER_WRITABLE = new Set(["/", "/tmp", "/proc", "/dev", "/sys"]);
-
-function expandHome(p: string, home: string): string {
-  return p === "~" ? home : p.startsWith("~/") ? join(home, p.slice(2)) : p;
-}
 
 /** Build caches that may be made writable (bound only when they exist). */
 export function buildCaches(env: NodeJS.ProcessEnv, home: string): string[] {

@@ -13,7 +13,7 @@
 import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { homedir, release, tmpdir } from "node:os";
 import { basename, delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import { configDir, configuredKeyVars, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
+import { configDir, configuredKeyVars, expandHome, probeByRunning, SandboxTmpDir, scrubEnv, type Sandbox, type SandboxedCommand } from "../../kernel/index.js";
 
 import { buildProfile, NEVER_WRITABLE } from "./profile.js";
 
@@ -55,10 +55,6 @@ export function realPath(p: string): string {
     const parent = dirname(p);
     return parent === p ? p : join(realPath(parent), basename(p));
   }
-}
-
-function expandHome(p: string, home: string): string {
-  return p === "~" ? home : p.startsWith("~/") ? join(home, p.slice(2)) : p;
 }
 
 /** Build caches made writable (LARIK-REFERENCE §19), unresolved. */
