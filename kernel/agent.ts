@@ -31,6 +31,7 @@ import {
 import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type SessionPrompt, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
+import type { CatalogEntry } from "./registries.js";
 import { openModel, providerWho, streamOf } from "./fallback.js";
 import { nearestName } from "./kit/nearest-name.js";
 import { startupMark } from "./kit/startup-probe.js";
@@ -508,10 +509,6 @@ export class Agent {
     }
   }
 
-  #append(entry: NewEntry): void {
-    this.session.append(entry);
-  }
-
   async #turn(prompt: string | Block[], signal: AbortSignal, emit: (e: AgentEvent) => void, typed?: string): Promise<StopReason> {
     const say = (text: string) => emit({ type: "notice", text: noticeText(text) });
     this.#flushHostNotices(emit);
@@ -635,7 +632,7 @@ export class Agent {
 
   #appendMessage(m: Message, usage?: Usage, data?: Record<string, unknown>): void {
     pushMerged(this.messages, m);
-    this.#append({ type: "message", message: m, usage, model: usage ? this.#answeredSpec(m.model) : undefined, ...(data ? { data } : {}) });
+    this.session.append({ type: "message", message: m, usage, model: usage ? this.#answeredSpec(m.model) : undefined, ...(data ? { data } : {}) });
   }
 
   /**
@@ -767,16 +764,16 @@ export class Agent {
     // null while no model of the session has a price (local models): "unpriced", not "$0"
     let cost: number | null = null;
     const byModel: NonNullable<UsageInfo["by_model"]> = {};
+    let entry: CatalogEntry | undefined;
     for (const [k, v] of this.usageByModel) {
       total = addUsage(total, v.usage);
       const slash = k.indexOf("/");
       const e = catalogEntry(this.host.providers, this.host.settings, k.slice(0, slash), k.slice(slash + 1));
+      if (k === key) entry = e;
       const c = costOf(v.usage, e);
       byModel[k] = { usage: v.usage, cost_usd: c, requests: v.requests };
       if (c !== null) cost = (cost ?? 0) + c;
     }
-    const slash = key.indexOf("/");
-    const entry = catalogEntry(this.host.providers, this.host.settings, key.slice(0, slash), key.slice(slash + 1));
     this.lastContextTokens = turn.input + turn.cache_read + turn.cache_write;
     return {
       model: key,
@@ -876,9 +873,7 @@ export class Agent {
   ): Promise<{ result: ToolResultBlock } | { tool: AnyTool; input: unknown; info: ToolCallInfo }> {
     const fail = (content: string): { result: ToolResultBlock } => ({ result: { type: "tool_result", id: use.id, content, is_error: true } });
     if (!tool) return fail(unknownToolText(use.name, tools.map((t) => t.name)));
-    if (use.raw_input !== undefined) {
-      return fail(invalidJsonText(use.name, use.raw_input));
-    }
+    if (use.raw_input !== undefined) return fail(invalidJsonText(use.name, use.raw_input));
     let parsed = parseToolArguments(tool.input, use.input);
     if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
     let input = parsed.data;
@@ -1029,9 +1024,9 @@ export class Agent {
     if (safe.replaced) content += "\n[note: invalid UTF-8 or NUL bytes in the output were replaced]";
     content = capOutput(content).text;
     emit({ type: "tool_end", tool_id: use.id, tool_name: tool.name, input, output: content, display: result.display, is_error: result.is_error ?? false });
-    const block: ToolResultBlock = { type: "tool_result", id: use.id, content, is_error: result.is_error || undefined };
+    const block: ToolResultBlock = { type: "tool_result", id: use.id, content };
+    if (result.is_error) block.is_error = true;
     if (result.images?.length) block.images = result.images;
-    if (!block.is_error) delete block.is_error;
     return block;
   }
 

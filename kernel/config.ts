@@ -518,9 +518,7 @@ function applyShared(acc: Settings, data: Record<string, unknown>, label: string
     }
   }
   if (ignored.length) {
-    notices.push(
-      `${label}: ignored ${ignored.join(", ")}: a shared project file may only tighten settings (set these in ${personalLabel})`,
-    );
+    notices.push(`${label}: ignored ${ignored.join(", ")}: a shared project file may only tighten settings (set these in ${personalLabel})`);
   }
 }
 
@@ -750,8 +748,7 @@ async function whyNotApproved(source: ConfigSource, approved: ConfigApproval | s
   const first = moved[0]!;
   const more = moved.length > 1 ? ` (and ${moved.length - 1} more)` : "";
   // a module file appearing beside one the config loads could be what an import now finds
-  const what =
-    first.how === "new" ? "appeared" : first.how === "removed" ? "was removed" : `changed (${first.how})`;
+  const what = first.how === "new" ? "appeared" : first.how === "removed" ? "was removed" : `changed (${first.how})`;
   return `${displayPath(first.path, cwd, env)}, in a folder it loads modules from, ${what} since you approved it${more}; ${review}`;
 }
 

@@ -60,9 +60,6 @@ interface Loaded {
   abandoned?: boolean;
 }
 
-/** The rejection of a setup that ran out of time. */
-class SetupTimeout extends Error {}
-
 /**
  * The plugin host (DESIGN.md): loads plugins in order into its registries and hook points, picks
  * the sandbox, and opens agents. Build it with {@link Host.create} (or `createHost` from `larik`).
@@ -251,10 +248,7 @@ export class Host {
       if (isThenable(pending)) await this.#settleInTime(pending, loaded);
     } catch (cause) {
       for (const d of loaded.disposers.splice(0).reverse()) d();
-      const err =
-        cause instanceof PluginError
-          ? cause
-          : new PluginError(plugin.name, "setup", cause);
+      const err = cause instanceof PluginError ? cause : new PluginError(plugin.name, "setup", cause);
       this.failed.push({ name: plugin.name, error: err });
       this.notices.push(`${err.message}; started without it`);
       return false;
@@ -267,7 +261,7 @@ export class Host {
    * Waits for an async setup, at most the setup time limit. The timer is cleared as soon as the
    * setup settles; until then it keeps the process alive on purpose: a setup awaiting a promise
    * that nothing will settle would otherwise let Node exit silently, with status 0, mid start-up.
-   * @throws SetupTimeout when the limit passes first (the setup is then abandoned: its later
+   * @throws Error when the limit passes first (the setup is then abandoned: its later
    * registrations are refused, its later failure ignored); the setup's own error otherwise.
    */
   async #settleInTime(pending: PromiseLike<unknown>, loaded: Loaded): Promise<void> {
@@ -276,7 +270,7 @@ export class Host {
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         loaded.abandoned = true;
-        reject(new SetupTimeout(`did not finish within ${limit / 1000} s (LARIK_SETUP_TIMEOUT_MS sets the limit)`));
+        reject(new Error(`did not finish within ${limit / 1000} s (LARIK_SETUP_TIMEOUT_MS sets the limit)`));
       }, limit);
     });
     try {

@@ -323,11 +323,9 @@ export class PermissionChecker {
     if (isBash(call)) {
       // 9. §19: a confined command runs without asking; `sandbox: false` asks and says so.
       if (this.sandboxed && !call.unsandboxed) return { decision: "allow", reason: "runs inside the sandbox", by: "sandbox" };
-      // 10.
+      // 10. Sandboxed, only `sandbox: false` gets here: the unconfined run asks (§19) even for `ls`.
       const cmd = bashCommand(call);
-      // Where a sandbox exists, `sandbox: false` asks for the unconfined run (§19) even for `ls`.
-      const unconfinedRequest = this.sandboxed && call.unsandboxed;
-      if (cmd !== undefined && !unconfinedRequest && isSafeListed(cmd)) return { decision: "allow", reason: "on the safe list", by: "safe-list" };
+      if (cmd !== undefined && !this.sandboxed && isSafeListed(cmd)) return { decision: "allow", reason: "on the safe list", by: "safe-list" };
       return this.#ask(call, this.#bashAskReason(call));
     }
     // 11.
@@ -394,7 +392,8 @@ export class PermissionChecker {
   /** The suggestion for an ask, checked to really allow the call once saved (else none). */
   #ask(call: PermissionCall, reason: string, by: DecidedBy = "default"): PermissionDecision {
     const d: PermissionDecision = { decision: "ask", reason, by };
-    const subject = isBash(call) ? bashCommand(call) : DOMAIN_TOOLS.has(call.tool) ? (webHost(call) ? `domain:${webHost(call)}` : undefined) : call.subject;
+    const host = DOMAIN_TOOLS.has(call.tool) ? webHost(call) : undefined;
+    const subject = isBash(call) ? bashCommand(call) : DOMAIN_TOOLS.has(call.tool) ? host && `domain:${host}` : call.subject;
     const rule = suggestRule(call.tool, subject);
     if (rule) {
       const parsed = tryParse(rule);
@@ -413,12 +412,7 @@ export class PermissionChecker {
   }
 
   #parsed(rules: string[]): ParsedRule[] {
-    const out: ParsedRule[] = [];
-    for (const r of rules) {
-      const p = tryParse(r);
-      if (p) out.push(p);
-    }
-    return out;
+    return rules.map(tryParse).filter((p) => p !== undefined);
   }
 
   /** Path subjects of a call: the subject and every write path, each as [cwd-relative?, absolute]. */
