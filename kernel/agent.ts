@@ -41,7 +41,7 @@ import { capOutput, toSafeText } from "./kit/output.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { dataDir } from "./paths.js";
 import { inheritSidecars, sidecarDirOf } from "./sidecars.js";
-import { updatePrivateProjectSettings } from "./config.js";
+import { DEFAULT_MAX_TURNS, updatePrivateProjectSettings } from "./config.js";
 import { autoCompact, compactContext, compactOrReport, type CompactionRun, type CompactResult } from "./compaction.js";
 
 /** What {@link Agent.open} (and `host.openAgent`, without `host`) takes; every field is optional but `host`. */
@@ -82,7 +82,6 @@ const INTERRUPTED = "interrupted by user";
 /** How long `close` waits for a cancelled turn to finish writing (ms). */
 const CLOSE_WAIT_MS = 5_000;
 
-const DEFAULT_MAX_TURNS = 200;
 const MAX_STOP_BLOCKS = 5;
 
 /** The provider of an agent whose model could not be opened: every request fails with why. */

@@ -125,8 +125,8 @@ export interface SettingsFile {
   kind: "config.json" | ".mcp.json" | "settings.json" | "project";
 }
 
-/** Kernel default for `max_turns` (§0: 200 rounds); shared files may only go below it. */
-const DEFAULT_MAX_TURNS = 200;
+/** Kernel default for `max_turns`, model rounds per turn (§0: 200); shared files may only go below it. */
+export const DEFAULT_MAX_TURNS = 200;
 /** Default per-role turn cap (§11 `role_options.<role>.max_turns`). */
 const DEFAULT_ROLE_MAX_TURNS = 100;
 /** Default budget warning fraction (§9 `budget.warn_at`). */

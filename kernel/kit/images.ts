@@ -14,6 +14,12 @@ import { crc32 } from "node:zlib";
 /** Longest side, in pixels, an image may have: the Messages API refuses larger ones with HTTP 400. */
 export const MAX_IMAGE_SIDE = 8000;
 
+/**
+ * Largest image Larik sends to a model, in bytes of image data (LARIK-REFERENCE: `@` mentions,
+ * `read` and MCP results all take images up to 5 MB); what the Messages API takes.
+ */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 /** What the file's first bytes say it is, whatever its name or declared type. */

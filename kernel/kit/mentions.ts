@@ -10,13 +10,11 @@
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { extname, relative, resolve } from "node:path";
 import type { Agent } from "../agent.js";
-import { imageProblem, sniffImageType } from "./images.js";
+import { imageProblem, MAX_IMAGE_BYTES, sniffImageType } from "./images.js";
 import type { Block } from "../types.js";
 
 /** Largest text file attached whole, in bytes. */
 export const MAX_ATTACH_BYTES = 256 * 1024;
-/** Largest image attached, in bytes (§24: 5 MB). */
-const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 const IMAGE_TYPES: Record<string, string> = { ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp" };
 
 const MENTION = /(^|\s)@(?:"([^"\n]+)"|([^\s"]+))/g;

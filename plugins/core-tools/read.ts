@@ -6,7 +6,7 @@ import { open, stat } from "node:fs/promises";
 import { extname } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, defineTool, imageProblem, sniffImageType, type FileTracker, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
+import { OUTPUT_CAP_BYTES, defineTool, imageProblem, MAX_IMAGE_BYTES, sniffImageType, type FileTracker, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { looksBinary } from "./fileio.js";
 import { ToolInputError, errorResult, pathSubject, resolvePath } from "./paths.js";
@@ -15,8 +15,6 @@ import { ToolInputError, errorResult, pathSubject, resolvePath } from "./paths.j
 export const DEFAULT_READ_LIMIT = 2000;
 /** Characters kept of one line (§3). */
 export const MAX_LINE_CHARS = 2000;
-/** Largest image returned as an image, in bytes. */
-export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /** Bytes of numbered text in one result; beyond it the result says where to continue. */
 const TEXT_BUDGET_BYTES = OUTPUT_CAP_BYTES - 2_000;
 /** Bytes scanned after the last returned line to count the file's remaining lines. */

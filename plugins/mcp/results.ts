@@ -7,12 +7,10 @@
  * Content shapes follow the MCP 2025-06-18 schema: `text`, `image`, `audio`, `resource`
  * (embedded text or blob), `resource_link`, plus `structuredContent` on the result.
  */
-import { capOutput, type Image, type ToolResult } from "../../kernel/index.js";
+import { capOutput, MAX_IMAGE_BYTES, type Image, type ToolResult } from "../../kernel/index.js";
 
 /** MIME types passed to the model as images. */
 export const IMAGE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
-/** Largest image passed on, in bytes of decoded data. */
-export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /** Most images passed on from one call. */
 export const MAX_IMAGES = 4;
 
