@@ -427,11 +427,6 @@ export class Agent {
     p.resolve(answer);
   }
 
-  /** Ids of permission requests waiting for an answer. */
-  get pendingPermissions(): string[] {
-    return [...this.#pending.keys()];
-  }
-
   /**
    * Runs one turn. Refused (throws) while another turn runs; by the time `done` reaches the
    * consumer the turn is over, so the next `run` may start from the `done` handler.

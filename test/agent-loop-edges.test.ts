@@ -60,7 +60,8 @@ describe("cancelling in the authorize phase (§5: authorize all calls in order, 
       { type: "tool_result", id: "t2", content: "interrupted by user", is_error: true },
       { type: "tool_result", id: "t3", content: "interrupted by user", is_error: true },
     ]);
-    expect(agent.pendingPermissions).toEqual([]);
+    // the question was withdrawn with the turn: a late answer to it finds nothing to answer
+    expect(() => agent.respond("perm-1", { allow: true })).toThrow(/unknown or was already answered/);
     // every call's answer is visible in the events too
     const ends = events.filter((e) => e.type === "tool_end") as { tool_id: string; output: string; is_error: boolean }[];
     expect(ends.map((e) => e.tool_id).sort()).toEqual(["t1", "t2", "t3"]);
