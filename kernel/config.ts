@@ -637,6 +637,20 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
   const configFiles: string[] = [];
   let personalLayer: Layer | undefined;
   let projectLayer: Layer | undefined;
+  /**
+   * Takes in what a config file asks for, its `typos` notices first; its plugin modules are all
+   * resolved before anything is kept, so a project config that fails to load leaves nothing.
+   */
+  const adopt = async (parts: ReturnType<typeof splitConfig>, file: string, label: string, typos: string[] = []): Promise<void> => {
+    const r = await resolvePluginSpecs(parts.plugins, file, label, env);
+    const p = parts.preset ? await resolvePluginSpecs(parts.preset, file, label, env, "preset") : undefined;
+    plugins.push(...r.plugins);
+    pluginSources.push(...r.plugins.map(() => label));
+    notices.push(...typos, ...r.notices, ...(p?.notices ?? []));
+    if (p) preset = p.plugins;
+    for (const d of parts.disable) disable.add(d);
+    configFiles.push(file);
+  };
 
   const personalFile = await findPersonalConfig(env);
   if (personalFile) {
@@ -650,17 +664,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
     const parts = splitConfig(cfg);
     personalLayer = { label, trust: "personal", data: validateTrusted(parts.settings, label) };
     noteTypos(personalLayer.data, label, notices, true);
-    const r = await resolvePluginSpecs(parts.plugins, personalFile, label, env);
-    plugins.push(...r.plugins);
-    pluginSources.push(...r.plugins.map(() => label));
-    notices.push(...r.notices);
-    if (parts.preset) {
-      const p = await resolvePluginSpecs(parts.preset, personalFile, label, env, "preset");
-      preset = p.plugins;
-      notices.push(...p.notices);
-    }
-    for (const d of parts.disable) disable.add(d);
-    configFiles.push(personalFile);
+    await adopt(parts, personalFile, label);
   }
 
   const projectFile = await findProjectConfig(cwd, env);
@@ -678,16 +682,10 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
         const parts = splitConfig(await evaluateConfig(source, env));
         const check = checkSettings(parts.settings);
         if (!check.ok) throw issueError(label, check.issues);
-        const r = await resolvePluginSpecs(parts.plugins, projectFile, label, env);
-        const p = parts.preset ? await resolvePluginSpecs(parts.preset, projectFile, label, env, "preset") : undefined;
+        const typos: string[] = [];
+        noteTypos(check.value, label, typos, true);
+        await adopt(parts, projectFile, label, typos);
         projectLayer = { label, trust: "personal", data: check.value };
-        noteTypos(check.value, label, notices, true);
-        plugins.push(...r.plugins);
-        pluginSources.push(...r.plugins.map(() => label));
-        notices.push(...r.notices, ...(p?.notices ?? []));
-        if (p) preset = p.plugins;
-        for (const d of parts.disable) disable.add(d);
-        configFiles.push(projectFile);
       } catch (err) {
         const msg = oneLine(err);
         notices.push(`${msg.startsWith(label) ? msg : `${label}: ${msg}`} (config not loaded)`);
