@@ -40,7 +40,8 @@ export interface HookGroup {
 
 export type HooksConfig = Partial<Record<HookEvent, HookGroup[]>>;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A plain object (not null, not an array): what hook settings and hook output must be. */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * Validates a raw `hooks` value. Invalid entries are left out and described in `problems`, one

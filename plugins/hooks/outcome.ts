@@ -9,7 +9,7 @@
  * Exit 2: block with stderr as the reason (deny for PreToolUse). Other exits: a non-blocking error
  * shown to the user.
  */
-import type { HookEvent } from "./config.js";
+import { isObject, type HookEvent } from "./config.js";
 import type { HookRun } from "./runner.js";
 
 /** What one hook (or a combined set of hooks) asks for. */
@@ -37,7 +37,6 @@ const oneLine = (s: string, n = 300) => {
   return t.length > n ? `${t.slice(0, n)}…` : t;
 };
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() ? v : undefined);
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** A short name for a hook command in messages. */
 export function hookLabel(command: string): string {
