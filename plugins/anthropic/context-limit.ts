@@ -10,7 +10,7 @@
 import { ProviderError } from "../../kernel/index.js";
 
 /** Below this many output tokens the prompt is treated as overflowing (compaction's turn). */
-export const MIN_OUTPUT_TOKENS = 1024;
+const MIN_OUTPUT_TOKENS = 1024;
 
 const LIMIT = /input length and `?max_tokens`? exceed context limit: (\d+) \+ (\d+) > (\d+)/i;
 

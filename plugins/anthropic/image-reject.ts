@@ -22,7 +22,7 @@ export function isImageRejected(err: unknown): boolean {
 type ApiBlock = { type?: unknown; source?: { data?: unknown }; content?: unknown; cache_control?: unknown };
 
 /** The note an image is replaced by: the model learns it is gone and may read the file another way. */
-export const REJECTED_NOTE = "[image omitted: the API could not process it]";
+const REJECTED_NOTE = "[image omitted: the API could not process it]";
 
 /**
  * Replaces refused images of a built Messages API body by {@link REJECTED_NOTE}, in place: the

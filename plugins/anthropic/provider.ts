@@ -24,9 +24,9 @@ import { isThinkingRejected, stripThinking } from "./thinking-reject.js";
 import { dropRejectedImages, isImageRejected } from "./image-reject.js";
 
 /** `anthropic-version` header value; still the current one in the official SDK. */
-export const ANTHROPIC_VERSION = "2023-06-01";
+const ANTHROPIC_VERSION = "2023-06-01";
 /** Used when neither config nor `ANTHROPIC_BASE_URL` gives a base URL. */
-export const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
+const ANTHROPIC_BASE_URL = "https://api.anthropic.com";
 
 /** Extra knobs for tests and embedders (retry count, fetch, sleep). */
 export interface AnthropicOptions extends HttpOptions {
@@ -40,7 +40,7 @@ export interface AnthropicOptions extends HttpOptions {
  * so a base URL copied from an OpenAI-style setting, ending in `/v1`, requests `/v1/v1/messages`:
  * then the hint says to leave `/v1` out.
  */
-export function anthropicNotFoundHint(config: ProviderConfig, base: string): string {
+function anthropicNotFoundHint(config: ProviderConfig, base: string): string {
   let path = "";
   try {
     path = new URL(base).pathname;

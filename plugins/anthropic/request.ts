@@ -23,7 +23,7 @@ type ApiBlock = Record<string, unknown>;
 type ApiMessage = { role: "user" | "assistant"; content: ApiBlock[] };
 
 /** Thinking budget per effort for models without adaptive thinking (tokens, before capping). */
-export const THINKING_BUDGETS: Record<Effort, number> = {
+const THINKING_BUDGETS: Record<Effort, number> = {
   low: 2_048,
   medium: 8_192,
   high: 16_384,
@@ -109,7 +109,7 @@ const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
  * working). Without it the API answers HTTP 400 `tool_use.id: String should match pattern` on
  * every request once such an id is in the conversation.
  */
-export function anthropicToolId(id: string): string {
+function anthropicToolId(id: string): string {
   if (TOOL_ID.test(id)) return id;
   return `${id.replace(/[^a-zA-Z0-9_-]/g, "_")}_${createHash("sha256").update(id).digest("hex").slice(0, 8)}`;
 }
@@ -143,7 +143,7 @@ const hasText = (text: string | undefined): text is string => !!text && text.tri
  * Longest base64 `data` of one image the API takes: 5 MB of base64 text, so 3.75 MB of file (HTTP
  * 400 `image exceeds 5 MB maximum: 6990508 bytes > 5242880 bytes` otherwise).
  */
-export const MAX_IMAGE_BASE64 = 5 * 1024 * 1024;
+const MAX_IMAGE_BASE64 = 5 * 1024 * 1024;
 
 /** Why `img` cannot go out as an image (see {@link buildBody}), or undefined. */
 function unsendable(img: { media_type: string; data: string }, rejected: ReadonlySet<string> | undefined): string | undefined {

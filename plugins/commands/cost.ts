@@ -37,7 +37,7 @@ export interface CostReport {
 }
 
 /** Collects the `/cost` figures of an agent's session. */
-export function costReport(agent: Agent): CostReport {
+function costReport(agent: Agent): CostReport {
   const { host } = agent;
   const rows: CostRow[] = [];
   let total = emptyUsage();
@@ -73,7 +73,7 @@ function tokenLine(u: Usage): string {
 }
 
 /** The printed lines of `/cost`. */
-export function costLines(r: CostReport): string[] {
+function costLines(r: CostReport): string[] {
   const lines: string[] = [];
   if (!r.rows.length) lines.push("no model requests in this session yet");
   for (const row of r.rows) {

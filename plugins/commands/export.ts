@@ -11,9 +11,9 @@ import { COMMAND_META } from "./meta.js";
 import { kTokens, oneLine, promptText } from "./format.js";
 
 /** Longest tool result kept in an export, in characters; the rest is counted, not copied. */
-export const RESULT_CAP_CHARS = 2000;
+const RESULT_CAP_CHARS = 2000;
 /** Most lines of a tool result kept in an export. */
-export const RESULT_CAP_LINES = 40;
+const RESULT_CAP_LINES = 40;
 
 /** A code fence longer than any backtick run in `text`, so content cannot close it. */
 function fence(text: string, lang = ""): string {
@@ -23,7 +23,7 @@ function fence(text: string, lang = ""): string {
 }
 
 /** `text` cut to the export caps, with a note of what was left out. */
-export function capResult(text: string): string {
+function capResult(text: string): string {
   let out = text;
   const lines = out.split("\n");
   if (lines.length > RESULT_CAP_LINES) out = lines.slice(0, RESULT_CAP_LINES).join("\n");
@@ -53,7 +53,7 @@ function toolCall(b: Extract<Block, { type: "tool_use" }>, result: ToolResultBlo
  * shows what was typed (`/review main..HEAD`, kernel `typedPrompt`) and, folded in a `<details>`
  * block, the whole prompt the model got from it.
  */
-export function sessionMarkdown(entries: readonly SessionEntry[], opts: { id: string; title?: string; exportedAt?: number }): string {
+function sessionMarkdown(entries: readonly SessionEntry[], opts: { id: string; title?: string; exportedAt?: number }): string {
   const meta = entries.find((e) => e.type === "meta")?.meta;
   const results = new Map<string, ToolResultBlock>();
   for (const e of entries) for (const b of e.message?.blocks ?? []) if (b.type === "tool_result") results.set(b.id, b);

@@ -22,14 +22,14 @@ function nonEmpty(file: string): boolean {
  * The instruction file of `cwd` that Larik loads: `AGENTS.md`, else a `CLAUDE.md` when
  * `AGENTS.md` is missing or empty (the load rule of kernel/prompt.ts), else a new `AGENTS.md`.
  */
-export function initTarget(cwd: string): { name: string; exists: boolean } {
+function initTarget(cwd: string): { name: string; exists: boolean } {
   if (nonEmpty(join(cwd, "AGENTS.md"))) return { name: "AGENTS.md", exists: true };
   if (nonEmpty(join(cwd, "CLAUDE.md"))) return { name: "CLAUDE.md", exists: true };
   return { name: "AGENTS.md", exists: existsSync(join(cwd, "AGENTS.md")) };
 }
 
 /** The `/init` prompt for `cwd`, with the user's `focus` (may be empty). */
-export function initPrompt(cwd: string, focus: string): string {
+function initPrompt(cwd: string, focus: string): string {
   const body = text.replace(/^---\n[\s\S]*?\n---\n+/, "");
   const t = initTarget(cwd);
   const state = t.exists

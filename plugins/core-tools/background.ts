@@ -198,7 +198,7 @@ export class BackgroundShells {
 }
 
 /** One line describing a shell's state. */
-export function statusLine(s: BackgroundShell): string {
+function statusLine(s: BackgroundShell): string {
   const secs = Math.round((Date.now() - s.startedAt) / 1000);
   switch (s.status) {
     case "running":

@@ -13,8 +13,8 @@ import { ToolInputError, errorResult, resolveWritePath } from "./paths.js";
 import { EXIT_DRAIN_MS, OutputCapture, cleanOutput, sleep, startShell } from "./shell.js";
 
 /** Default and largest timeout, in seconds (§3). */
-export const DEFAULT_TIMEOUT_S = 120;
-export const MAX_TIMEOUT_S = 600;
+const DEFAULT_TIMEOUT_S = 120;
+const MAX_TIMEOUT_S = 600;
 
 const TIMEOUT_UNIT = `must be in seconds, more than 0 and at most ${MAX_TIMEOUT_S} (default ${DEFAULT_TIMEOUT_S})`;
 

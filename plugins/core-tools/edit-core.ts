@@ -33,7 +33,7 @@ export interface Doc {
  * Decodes a file for editing.
  * @throws ToolInputError for binary or non-UTF-8 content (editing it as text would corrupt it).
  */
-export function parseDoc(bytes: Buffer, rel: string): Doc {
+function parseDoc(bytes: Buffer, rel: string): Doc {
   if (looksBinary(bytes)) throw new ToolInputError(`${rel} is a binary file; edit only changes text files`);
   let text: string;
   try {
@@ -108,7 +108,7 @@ export interface Applied {
  * `new_string` is converted to CRLF; as a last resort typographic quotes match straight ones.
  * @throws ToolInputError: empty or identical strings, no match, or several matches without `replace_all`.
  */
-export function applyEdit(doc: Doc, text: string, edit: EditSpec, rel: string): Applied {
+function applyEdit(doc: Doc, text: string, edit: EditSpec, rel: string): Applied {
   const { old_string: old, new_string: neu } = edit;
   if (old === "") throw new ToolInputError("old_string is empty: give the exact text to replace (use write to create a file)");
   if (old === neu) throw new ToolInputError("old_string and new_string are identical: nothing would change");
@@ -163,7 +163,7 @@ export function applyEdit(doc: Doc, text: string, edit: EditSpec, rel: string): 
 }
 
 /** Re-assembles file content: BOM back, and the final newline present or absent as before. */
-export function finishDoc(doc: Doc, text: string): string {
+function finishDoc(doc: Doc, text: string): string {
   let out = text;
   if (out !== "") {
     const eol = doc.crlf ? "\r\n" : "\n";

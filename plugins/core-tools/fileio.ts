@@ -12,7 +12,7 @@ import { ToolInputError, resolveWritePath } from "./paths.js";
 export type WriteTarget = Awaited<ReturnType<typeof resolveWritePath>>;
 
 /** Bytes sniffed to decide whether a file is binary (git uses the first 8000). */
-export const SNIFF_BYTES = 8000;
+const SNIFF_BYTES = 8000;
 
 /** True when `buf` looks binary: a NUL byte in the first {@link SNIFF_BYTES} bytes (git's rule). */
 export function looksBinary(buf: Uint8Array): boolean {

@@ -12,7 +12,7 @@ import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath, sea
 import { runRipgrep, walkFiles, withSearchEngine, type RipgrepOption } from "./walk.js";
 
 /** Paths returned at most. */
-export const MAX_GLOB_RESULTS = 200;
+const MAX_GLOB_RESULTS = 200;
 /** Matches whose mtime is looked up for sorting at most. */
 const MAX_SORTED = 20_000;
 

@@ -15,11 +15,11 @@ import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath, sea
 import { runRipgrep, walkFiles, withSearchEngine } from "./walk.js";
 
 /** Output lines at most (§3). */
-export const MAX_GREP_LINES = 500;
+const MAX_GREP_LINES = 500;
 /** Matches per file at most (§3). */
-export const MAX_MATCHES_PER_FILE = 50;
+const MAX_MATCHES_PER_FILE = 50;
 /** Columns of a matching line kept (§3). */
-export const MAX_COLUMNS = 300;
+const MAX_COLUMNS = 300;
 /** Files larger than this are skipped by the JavaScript search, in bytes. */
 const MAX_FALLBACK_FILE_BYTES = 16 * 1024 * 1024;
 

@@ -9,7 +9,7 @@ import { INPUT_SCHEMAS } from "./input-schemas.js";
 import { sidecarFile } from "./sidecar.js";
 
 /** Bytes returned at most per call (§3). */
-export const MAX_RAW_BYTES = 20_000;
+const MAX_RAW_BYTES = 20_000;
 
 const input = lazySchema(() =>
   z.object({

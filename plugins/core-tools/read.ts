@@ -12,9 +12,9 @@ import { looksBinary } from "./fileio.js";
 import { ToolInputError, errorResult, pathSubject, resolvePath } from "./paths.js";
 
 /** Lines returned when `limit` is absent (§3). */
-export const DEFAULT_READ_LIMIT = 2000;
+const DEFAULT_READ_LIMIT = 2000;
 /** Characters kept of one line (§3). */
-export const MAX_LINE_CHARS = 2000;
+const MAX_LINE_CHARS = 2000;
 /** Bytes of numbered text in one result; beyond it the result says where to continue. */
 const TEXT_BUDGET_BYTES = OUTPUT_CAP_BYTES - 2_000;
 /** Bytes scanned after the last returned line to count the file's remaining lines. */
@@ -59,7 +59,7 @@ const LINE_KEEP_BYTES = 4 * MAX_LINE_CHARS;
  * {@link MAX_LINE_CHARS} UTF-16 units (never inside a surrogate pair).
  * @param fullLength the line's length in UTF-16 units when `line` holds only its start.
  */
-export function numberLine(n: number, line: string, fullLength = line.length): string {
+function numberLine(n: number, line: string, fullLength = line.length): string {
   let text = line;
   if (fullLength > MAX_LINE_CHARS) {
     let cut = text.slice(0, MAX_LINE_CHARS);

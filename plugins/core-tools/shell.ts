@@ -18,7 +18,7 @@ import { sidecarFile } from "./sidecar.js";
  * under CI, which would break ordinary installs; watch modes already stay off because stdin is
  * not a TTY.
  */
-export const NONINTERACTIVE_ENV: Record<string, string> = {
+const NONINTERACTIVE_ENV: Record<string, string> = {
   PAGER: "cat",
   GIT_PAGER: "cat",
   MANPAGER: "cat",
@@ -81,7 +81,7 @@ export function cleanOutput(text: string): string {
 }
 
 /** Sends `signal` to the whole process group led by `pid`; a vanished group is not an error. */
-export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (!pid) return;
   try {
     process.kill(-pid, signal);

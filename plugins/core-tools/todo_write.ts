@@ -7,7 +7,7 @@ import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
 
 /** Items in one list at most (§3). */
-export const MAX_TODOS = 50;
+const MAX_TODOS = 50;
 
 const todo = lazySchema(() =>
   z.object({

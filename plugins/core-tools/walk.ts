@@ -9,10 +9,10 @@ import { readFile, readdir } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
 
 /** Directories the JavaScript walker never enters (§3), besides dot-directories. */
-export const SKIP_DIRS = new Set([".git", "node_modules", "vendor", ".venv", "__pycache__", "dist", "build", "target"]);
+const SKIP_DIRS = new Set([".git", "node_modules", "vendor", ".venv", "__pycache__", "dist", "build", "target"]);
 
 /** Files the JavaScript walker lists at most, so a huge tree cannot stall a call. */
-export const MAX_WALK_FILES = 200_000;
+const MAX_WALK_FILES = 200_000;
 
 /** Where rg comes from: a path, `false` to force the JavaScript fallback, undefined to look it up. */
 export type RipgrepOption = string | false | undefined;
@@ -26,7 +26,7 @@ const unusable = new Set<string>();
  * Thrown by {@link runRipgrep} when the binary cannot run at all: missing, not executable (a
  * `noexec` mount, a lost exec bit) or not a program for this machine (the shell's 126/127).
  */
-export class RipgrepUnusable extends Error {
+class RipgrepUnusable extends Error {
   override name = "RipgrepUnusable";
 }
 

@@ -36,7 +36,7 @@ const FAILED = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_
  * `finishReason` → neutral stop (WIRE-FORMATS §0.6, §4.4). There is no tool-call reason: `STOP`
  * with function calls is `tool_use`.
  */
-export function mapFinishReason(reason: string, hasCalls: boolean): ModelStopReason {
+function mapFinishReason(reason: string, hasCalls: boolean): ModelStopReason {
   if (reason === "MAX_TOKENS") return "max_tokens";
   if (REFUSAL.has(reason)) return "refusal";
   if (FAILED.has(reason)) return "error";
@@ -48,7 +48,7 @@ export function mapFinishReason(reason: string, hasCalls: boolean): ModelStopRea
  * `promptTokenCount` includes `cachedContentTokenCount`, which goes to `cache_read`; tool-use
  * prompt tokens are billed as input; output is candidates plus thoughts (candidates exclude them).
  */
-export function mapGeminiUsage(u: Raw | undefined): Usage {
+function mapGeminiUsage(u: Raw | undefined): Usage {
   const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
   if (!u) return { input: 0, output: 0, cache_read: 0, cache_write: 0 };
   const cached = Math.min(n(u.cachedContentTokenCount), n(u.promptTokenCount));
@@ -61,7 +61,7 @@ export function mapGeminiUsage(u: Raw | undefined): Usage {
 }
 
 /** An `{error:{code, message, status}}` chunk inside a 200 stream, classified by its code. */
-export function geminiStreamError(provider: string, payload: Raw): ProviderError {
+function geminiStreamError(provider: string, payload: Raw): ProviderError {
   const code = payload?.error?.code;
   const status = typeof code === "number" && code >= 400 ? code : 500;
   return classifyHttpError({ provider, status, bodyText: JSON.stringify(payload) });

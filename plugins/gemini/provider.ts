@@ -19,7 +19,7 @@ import { decodeGeminiStream } from "./decode.js";
 import { buildGeminiBody } from "./request.js";
 
 /** Used when neither config nor `GOOGLE_GEMINI_BASE_URL` gives a base URL. */
-export const GEMINI_BASE_URL = "https://generativelanguage.googleapis.com";
+const GEMINI_BASE_URL = "https://generativelanguage.googleapis.com";
 
 /**
  * The stream URL. The base is the API root (`https://generativelanguage.googleapis.com`, as

@@ -75,10 +75,10 @@ function readStdin(signal: AbortSignal, firstByteMs?: number): Promise<{ text: s
  * (ms): Claude Code waits 3 s too. A pipe nobody writes to and nobody closes (a script's inherited
  * stdin, a CI runner's) must not hang the run.
  */
-export const STDIN_FIRST_BYTE_MS = 3000;
+const STDIN_FIRST_BYTE_MS = 3000;
 
 /** What `-p` says when it went on without a silent stdin pipe: the wait, and how to skip it. */
-export const STDIN_SILENT_NOTICE = `stdin: nothing arrived within ${STDIN_FIRST_BYTE_MS / 1000} s, going on without it (redirect it, < /dev/null, to skip the wait)`;
+const STDIN_SILENT_NOTICE = `stdin: nothing arrived within ${STDIN_FIRST_BYTE_MS / 1000} s, going on without it (redirect it, < /dev/null, to skip the wait)`;
 
 /**
  * What stdin holds for `-p "prompt"` (text appended to the prompt), by what fd 0 is: a regular
@@ -88,7 +88,7 @@ export const STDIN_SILENT_NOTICE = `stdin: nothing arrived within ${STDIN_FIRST_
  * `fstat`, not `process.stdin`, decides: building that stream costs a run that never reads it.
  * `signal` (a stop signal, the reader of the output gone) ends the wait with nothing read.
  */
-export async function pipedStdin(firstByteMs = STDIN_FIRST_BYTE_MS, signal?: AbortSignal): Promise<{ text: string; timedOut?: boolean }> {
+async function pipedStdin(firstByteMs = STDIN_FIRST_BYTE_MS, signal?: AbortSignal): Promise<{ text: string; timedOut?: boolean }> {
   const fs = process.getBuiltinModule("node:fs");
   let st: import("node:fs").Stats;
   try {

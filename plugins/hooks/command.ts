@@ -7,7 +7,7 @@ import { DEFAULT_TIMEOUT_S } from "./config.js";
 import type { HookEngine } from "./engine.js";
 
 /** One line per configured hook, grouped by source. */
-export function describeHooks(engine: HookEngine): string[] {
+function describeHooks(engine: HookEngine): string[] {
   const lines: string[] = [];
   const all = engine.list();
   if (!all.length) return ["no hooks configured (settings key `hooks`, see docs/hooks.md)"];

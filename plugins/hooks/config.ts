@@ -23,7 +23,7 @@ export type HookEvent = (typeof HOOK_EVENTS)[number];
 /** Default hook timeout in seconds (§14). */
 export const DEFAULT_TIMEOUT_S = 60;
 /** Largest accepted `timeout`, in seconds (the `/hooks-config` range of §14). */
-export const MAX_TIMEOUT_S = 86_400;
+const MAX_TIMEOUT_S = 86_400;
 
 /** One shell hook. `timeout` is in seconds. */
 export interface HookCommand {
@@ -109,7 +109,7 @@ export function parseHooksConfig(raw: unknown, label = "hooks"): { config: Hooks
 }
 
 /** JSON with object keys sorted at every level, so equal sets hash equally. */
-export function stableStringify(value: unknown): string {
+function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
   if (isObject(value)) {
     const keys = Object.keys(value).sort();

@@ -28,7 +28,7 @@ export interface Outcome {
 }
 
 /** Events whose hooks can block (exit 2 or `decision: "block"` changes what happens). */
-export const BLOCKING_EVENTS: ReadonlySet<HookEvent> = new Set(["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStop"]);
+const BLOCKING_EVENTS: ReadonlySet<HookEvent> = new Set(["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStop"]);
 /** Events whose plain (non-JSON) stdout becomes model context. */
 const PLAIN_CONTEXT_EVENTS: ReadonlySet<HookEvent> = new Set(["UserPromptSubmit", "SessionStart"]);
 
@@ -39,7 +39,7 @@ const oneLine = (s: string, n = 300) => {
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.trim() ? v : undefined);
 
 /** A short name for a hook command in messages. */
-export function hookLabel(command: string): string {
+function hookLabel(command: string): string {
   return oneLine(command, 60);
 }
 

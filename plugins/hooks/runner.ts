@@ -7,7 +7,7 @@
 import type { ChildProcess } from "node:child_process";
 
 /** How long output is still read after the hook process exits (ms). */
-export const PIPE_GRACE_MS = 2_000;
+const PIPE_GRACE_MS = 2_000;
 /** Output kept per stream; the rest is dropped (bytes). */
 const MAX_OUTPUT_BYTES = 1_000_000;
 

@@ -10,8 +10,8 @@ import type { HookEngine, HookPayload } from "./engine.js";
 import type { Outcome } from "./outcome.js";
 
 /** Wraps hook text for the model as §14 says. */
-export const hookContext = (source: string, text: string) => `<hook-context source="${source}">${text}</hook-context>`;
-export const hookFeedback = (source: string, text: string) => `<hook-feedback source="${source}">${text}</hook-feedback>`;
+const hookContext = (source: string, text: string) => `<hook-context source="${source}">${text}</hook-context>`;
+const hookFeedback = (source: string, text: string) => `<hook-feedback source="${source}">${text}</hook-feedback>`;
 
 function base(agent: Agent): HookPayload {
   return {

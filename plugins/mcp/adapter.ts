@@ -12,7 +12,7 @@ import { buildValidator, normalizeSchema, toolInput, type ValidatorKind } from "
 import { convertToolResult } from "./results.js";
 
 /** Longest tool description sent to the model, in characters. */
-export const MAX_DESCRIPTION = 2048;
+const MAX_DESCRIPTION = 2048;
 
 /** A kernel tool built from an MCP tool, with where it came from. */
 export interface McpTool {
@@ -29,7 +29,7 @@ export function isReadOnly(t: Pick<Tool, "annotations">): boolean {
 }
 
 /** The description the model sees: the server's, or its title, cut to {@link MAX_DESCRIPTION}. */
-export function describe(t: Tool, server: string): string {
+function describe(t: Tool, server: string): string {
   const text = (t.description ?? t.annotations?.title ?? t.title ?? "").trim() || `Tool ${t.name} of MCP server ${server}.`;
   return text.length > MAX_DESCRIPTION ? `${text.slice(0, MAX_DESCRIPTION - 1)}…` : text;
 }

@@ -64,7 +64,7 @@ const EntrySchema = lazySchema(() => {
 });
 
 /** JSON with object keys sorted at every level, so equal configs hash equally. */
-export function canonicalJson(v: unknown): string {
+function canonicalJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
   if (v && typeof v === "object") {
     const keys = Object.keys(v as object).sort();

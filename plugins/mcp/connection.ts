@@ -44,7 +44,7 @@ export interface ConnectionOptions {
 }
 
 /** An error for a call to a server that is not (or no longer) connected. */
-export class ServerUnavailableError extends Error {
+class ServerUnavailableError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "ServerUnavailableError";

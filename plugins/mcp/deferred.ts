@@ -18,13 +18,13 @@ import { estimateTokens, invalidArguments, toolSpec, validateToolInput, type Any
 import type { McpTool } from "./adapter.js";
 
 /** More MCP tools than this defers them (auto mode). */
-export const DEFER_TOOL_COUNT = 30;
+const DEFER_TOOL_COUNT = 30;
 /** More estimated tokens of MCP definitions than this defers them (auto mode). */
-export const DEFER_TOKENS = 6000;
+const DEFER_TOKENS = 6000;
 /** Index size in bytes past which the index lists names grouped by server, then counts only. */
 export const INDEX_BYTES = 8 * 1024;
 /** Characters of each description in the index. */
-export const INDEX_DESCRIPTION_CHARS = 90;
+const INDEX_DESCRIPTION_CHARS = 90;
 
 /** Whether to withhold the MCP definitions. */
 export function shouldDefer(setting: "auto" | "on" | "off", tools: McpTool[]): boolean {

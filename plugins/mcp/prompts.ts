@@ -11,7 +11,7 @@ import type { McpConnection } from "./connection.js";
 import { ContentCollector } from "./results.js";
 
 /** `<req> [opt]` for the palette. */
-export function argHint(p: Prompt): string {
+function argHint(p: Prompt): string {
   return (p.arguments ?? []).map((a) => (a.required ? `<${a.name}>` : `[${a.name}]`)).join(" ");
 }
 
@@ -40,7 +40,7 @@ export function splitPromptArgs(p: Prompt, command: string, text: string): Recor
 }
 
 /** The expanded messages as one prompt text (assistant turns are labelled, media described). */
-export function promptText(messages: PromptMessage[]): string {
+function promptText(messages: PromptMessage[]): string {
   const col = new ContentCollector();
   for (const m of messages) {
     const before = col.parts.length;

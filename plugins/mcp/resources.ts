@@ -11,7 +11,7 @@ import type { McpConnection } from "./connection.js";
 import { ContentCollector } from "./results.js";
 
 /** Largest text of one `@server:uri` mention attached to a prompt, in bytes. */
-export const MAX_MENTION_BYTES = 256 * 1024;
+const MAX_MENTION_BYTES = 256 * 1024;
 
 function withResources(conns: McpConnection[]): McpConnection[] {
   return conns.filter((c) => c.state === "connected" && c.hasResources);

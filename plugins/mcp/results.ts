@@ -10,9 +10,9 @@
 import { capOutput, MAX_IMAGE_BYTES, type Image, type ToolResult } from "../../kernel/index.js";
 
 /** MIME types passed to the model as images. */
-export const IMAGE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const IMAGE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 /** Most images passed on from one call. */
-export const MAX_IMAGES = 4;
+const MAX_IMAGES = 4;
 
 type Content = Record<string, unknown> & { type?: string };
 

@@ -30,7 +30,7 @@ export interface OllamaDecodeContext {
 type Raw = Record<string, any>;
 
 /** `done_reason` → neutral stop (§5.4): `stop` with tool calls is `tool_use`. */
-export function mapDoneReason(reason: unknown, hasCalls: boolean): ModelStopReason {
+function mapDoneReason(reason: unknown, hasCalls: boolean): ModelStopReason {
   if (reason === "length") return "max_tokens";
   return hasCalls ? "tool_use" : "end_turn";
 }

@@ -51,7 +51,7 @@ export async function showModel(model: string, opts: ProbeOptions): Promise<Show
 }
 
 /** Whether two Ollama model names are the same model (`qwen3` is `qwen3:latest`). */
-export function sameModel(a: string, b: string): boolean {
+function sameModel(a: string, b: string): boolean {
   const norm = (s: string) => (s.includes(":") ? s : `${s}:latest`);
   return norm(a) === norm(b);
 }

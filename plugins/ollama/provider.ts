@@ -21,7 +21,7 @@ import { loadedContext, showModel, type ProbeOptions, type ShowInfo } from "./pr
 import { buildOllamaBody, DEFAULT_NUM_CTX, thinkValue } from "./request.js";
 
 /** Used when neither config nor `OLLAMA_HOST` gives a base URL. */
-export const OLLAMA_BASE_URL = "http://localhost:11434";
+const OLLAMA_BASE_URL = "http://localhost:11434";
 
 /**
  * The server root from `OLLAMA_HOST`-style values, as the Ollama CLI reads them: a missing

@@ -37,7 +37,7 @@ interface CallSlot {
 }
 
 /** `finish_reason` → neutral stop (WIRE-FORMATS §0.6, §2.4; LARIK-REFERENCE §10). */
-export function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolean): ModelStopReason {
+function mapFinishReason(reason: string | null | undefined, hasToolCalls: boolean): ModelStopReason {
   switch (reason) {
     case "tool_calls":
     case "function_call":
@@ -60,7 +60,7 @@ export function mapFinishReason(reason: string | null | undefined, hasToolCalls:
  * `completion_tokens_details.reasoning_tokens`, WIRE-FORMATS §0.5), and then the reasoning
  * tokens are added.
  */
-export function mapChatUsage(u: Record<string, any> | undefined): Usage {
+function mapChatUsage(u: Record<string, any> | undefined): Usage {
   if (!u) return { input: 0, output: 0, cache_read: 0, cache_write: 0 };
   const prompt = typeof u.prompt_tokens === "number" ? u.prompt_tokens : 0;
   const cachedRaw = u.prompt_tokens_details?.cached_tokens ?? u.prompt_cache_hit_tokens;

@@ -10,7 +10,7 @@ import { ChatCompletionsProvider } from "./provider.js";
 import type { ChatPreset } from "./presets.js";
 
 /** Seconds to wait for the probe's response headers: a local server answers at once or not at all. */
-export const PROBE_TIMEOUT_S = 5;
+const PROBE_TIMEOUT_S = 5;
 
 /** What the prober reads from `/api/v0/models/{model}`. */
 export interface LmStudioModelInfo {
@@ -23,7 +23,7 @@ export interface LmStudioModelInfo {
 }
 
 /** `http://host:1234/v1` → `http://host:1234` (the native API's root). */
-export function nativeRoot(baseUrl: string): string {
+function nativeRoot(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
 }
 

@@ -26,7 +26,7 @@ import { buildChatBody } from "./request.js";
  * a version path (`http://gpu-box:8000` for vLLM's `http://gpu-box:8000/v1`) misses the API: then
  * the hint says to add it.
  */
-export function chatNotFoundHint(config: ProviderConfig, base: string): string {
+function chatNotFoundHint(config: ProviderConfig, base: string): string {
   return hasVersionPath(base)
     ? `/chat/completions is appended to the base URL (as OpenAI's SDK does): ${endpointHint(config)}`
     : `/chat/completions is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (${endpointHint(config)})`;

@@ -19,7 +19,7 @@ type ChatMessage = Record<string, unknown>;
 type Part = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
 
 /** `--effort` → `reasoning_effort`; the API's scale stops at `high`. */
-export const REASONING_EFFORT: Record<Effort, "low" | "medium" | "high"> = {
+const REASONING_EFFORT: Record<Effort, "low" | "medium" | "high"> = {
   low: "low",
   medium: "medium",
   high: "high",

@@ -57,7 +57,7 @@ const CODE_STATUS: Record<string, number> = {
  * `context_length_exceeded` → `context_overflow`, `rate_limit_exceeded` → `rate_limit`, else
  * `server`.
  */
-export function responsesStreamError(provider: string, payload: Raw | undefined): ProviderError {
+function responsesStreamError(provider: string, payload: Raw | undefined): ProviderError {
   const src: Raw = payload?.error && typeof payload.error === "object" ? payload.error : (payload ?? {});
   const code = typeof src.code === "string" ? src.code : undefined;
   const type = typeof src.type === "string" && src.type !== "error" ? src.type : undefined;
@@ -72,7 +72,7 @@ export function responsesStreamError(provider: string, payload: Raw | undefined)
  * `input_tokens_details.cached_tokens` is moved into `cache_read`; `output_tokens` includes
  * reasoning. No cache writes are reported.
  */
-export function mapResponsesUsage(u: Raw | null | undefined): Usage {
+function mapResponsesUsage(u: Raw | null | undefined): Usage {
   if (!u) return { input: 0, output: 0, cache_read: 0, cache_write: 0 };
   const input = typeof u.input_tokens === "number" ? u.input_tokens : 0;
   const cachedRaw = u.input_tokens_details?.cached_tokens;
@@ -81,7 +81,7 @@ export function mapResponsesUsage(u: Raw | null | undefined): Usage {
 }
 
 /** Final status → neutral stop (WIRE-FORMATS §0.6, §3.3). */
-export function mapResponsesStop(status: string, incompleteReason: string | undefined, hasCalls: boolean, refusalOnly: boolean): ModelStopReason {
+function mapResponsesStop(status: string, incompleteReason: string | undefined, hasCalls: boolean, refusalOnly: boolean): ModelStopReason {
   if (status === "incomplete") return incompleteReason === "content_filter" ? "refusal" : "max_tokens";
   if (hasCalls) return "tool_use";
   return refusalOnly ? "refusal" : "end_turn";

@@ -19,14 +19,14 @@ import { decodeResponsesStream } from "./decode.js";
 import { buildResponsesBody } from "./request.js";
 
 /** Used when neither config nor `OPENAI_BASE_URL` gives a base URL. */
-export const OPENAI_BASE_URL = "https://api.openai.com/v1";
+const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
 /**
  * What to fix when `POST {base}/responses` answers 404 without naming a model: only `/responses`
  * is appended, as OpenAI's SDK does (no `/v1`), so a base URL without a version path misses the
  * API; with one, the server may have no Responses API at all (many Chat Completions servers).
  */
-export function responsesNotFoundHint(config: ProviderConfig, base: string): string {
+function responsesNotFoundHint(config: ProviderConfig, base: string): string {
   return hasVersionPath(base)
     ? `/responses is appended to the base URL (as OpenAI's SDK does); a server without the Responses API takes --model openai-compatible/<model> (${endpointHint(config)})`
     : `/responses is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (${endpointHint(config)})`;

@@ -21,9 +21,9 @@ import type { PlaceholderSpec } from "./protected.js";
 /** The marker variable naming a run in bwrap's argv. */
 export const RUN_MARKER = "LARIK_SANDBOX_RUN";
 /** How often live runs are checked (ms). */
-export const SWEEP_MS = 1000;
+const SWEEP_MS = 1000;
 /** A run never seen alive is released after this long: it ended before a sweep saw it, or never started (ms). `wrap` is followed by `spawn` at once. */
-export const START_GRACE_MS = 2000;
+const START_GRACE_MS = 2000;
 
 interface Made {
   spec: PlaceholderSpec;

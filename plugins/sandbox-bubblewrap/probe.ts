@@ -21,7 +21,7 @@ function readSys(root: string, rel: string): string | undefined {
 }
 
 /** The install hint for bwrap. */
-export const INSTALL_FIX = "install bubblewrap: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap)";
+const INSTALL_FIX = "install bubblewrap: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap; Arch: sudo pacman -S bubblewrap)";
 
 /**
  * Explains a failed probe from bwrap's stderr and the host's settings.

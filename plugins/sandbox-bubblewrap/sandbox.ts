@@ -72,7 +72,7 @@ const KEEPER = `bash -c "$1" >&${OUTPUT_FD} 2>&${OUTPUT_FD} ${STATUS_FD}>&- ${OU
 const NEVER_WRITABLE = new Set(["/", "/tmp", "/proc", "/dev", "/sys"]);
 
 /** Build caches that may be made writable (bound only when they exist). */
-export function buildCaches(env: NodeJS.ProcessEnv, home: string): string[] {
+function buildCaches(env: NodeJS.ProcessEnv, home: string): string[] {
   const gopath = (env.GOPATH || join(home, "go")).split(delimiter)[0]!;
   const cargo = env.CARGO_HOME || join(home, ".cargo");
   const list = [
@@ -87,7 +87,7 @@ export function buildCaches(env: NodeJS.ProcessEnv, home: string): string[] {
 }
 
 /** The system-prompt line (byte-stable: no paths that vary between runs, `$TMPDIR` by name). */
-export function summaryLine(network: boolean, extraWritable: boolean): string {
+function summaryLine(network: boolean, extraWritable: boolean): string {
   const net = network
     ? "Network access is allowed."
     : "There is no network except loopback inside the sandbox: servers a command starts are reachable from it, services on the host's localhost are not.";

@@ -48,7 +48,7 @@ const GIT_ENTRIES = ["hooks", "config", "config.worktree", "commondir", "info", 
 const PROJECT_ENTRIES = [".larik", ".claude", ".mcp.json"];
 
 /** `p` with its longest existing prefix resolved: Seatbelt matches real paths (`/var` → `/private/var`). */
-export function realPath(p: string): string {
+function realPath(p: string): string {
   try {
     return realpathSync(p);
   } catch {
@@ -58,7 +58,7 @@ export function realPath(p: string): string {
 }
 
 /** Build caches made writable (LARIK-REFERENCE §19), unresolved. */
-export function buildCaches(env: NodeJS.ProcessEnv, home: string): string[] {
+function buildCaches(env: NodeJS.ProcessEnv, home: string): string[] {
   const gopath = (env.GOPATH || join(home, "go")).split(delimiter)[0]!;
   const cargo = env.CARGO_HOME || join(home, ".cargo");
   const list = [
@@ -117,7 +117,7 @@ export function protectedPaths(root: string): { deny: string[]; pin: string[]; w
 }
 
 /** The system-prompt line (byte-stable: `$TMPDIR` by name, no paths). */
-export function summaryLine(network: boolean, extraWritable: boolean): string {
+function summaryLine(network: boolean, extraWritable: boolean): string {
   return [
     `Bash commands run in a macOS Seatbelt sandbox: the project folder, $TMPDIR and build caches (npm, ~/.cache, ~/Library/Caches, Go, Cargo)${extraWritable ? ", plus the folders in sandbox.writable," : ""} are writable; everything else is read-only, including /tmp (use $TMPDIR).`,
     ".git/config, .git/hooks, .larik/, .claude/ and .mcp.json are read-only.",
@@ -127,7 +127,7 @@ export function summaryLine(network: boolean, extraWritable: boolean): string {
 }
 
 /** Turns a failed probe's stderr into a reason and a fix (§19: nested Seatbelt). */
-export function diagnose(stderr: string, spawnError?: string): { reason: string; fix: string } {
+function diagnose(stderr: string, spawnError?: string): { reason: string; fix: string } {
   if (spawnError === "ENOENT") return { reason: `${SANDBOX_EXEC} is missing`, fix: "sandbox-exec ships with macOS; check the system install, or set sandbox.enabled to false" };
   if (spawnError) return { reason: `sandbox-exec could not start (${spawnError})`, fix: "check that /usr/bin/sandbox-exec is executable" };
   const first = stderr.trim().split("\n").find((l) => l.trim()) ?? "sandbox-exec failed without a message";

@@ -7,7 +7,7 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { ApiError } from "./errors.js";
 
 /** A fresh random token: 24 random bytes as 48 lowercase hex characters. */
-export function randomToken(): string {
+function randomToken(): string {
   return randomBytes(24).toString("hex");
 }
 
@@ -28,19 +28,19 @@ export function resolveToken(flag: string | undefined, env: NodeJS.ProcessEnv): 
  * Compares two secrets in constant time. Both sides are hashed first so inputs of different
  * lengths take the same time too (`timingSafeEqual` throws on a length mismatch).
  */
-export function safeEqual(a: string, b: string): boolean {
+function safeEqual(a: string, b: string): boolean {
   const ha = createHash("sha256").update(a, "utf8").digest();
   const hb = createHash("sha256").update(b, "utf8").digest();
   return timingSafeEqual(ha, hb);
 }
 
 /** Routes that need no token: `GET /v1/health` only. */
-export function isPublic(method: string, path: string): boolean {
+function isPublic(method: string, path: string): boolean {
   return method === "GET" && path === "/v1/health";
 }
 
 /** The SSE route, the only one where `?token=` is accepted. */
-export const EVENTS_PATH = /^\/v1\/sessions\/[^/]+\/events$/;
+const EVENTS_PATH = /^\/v1\/sessions\/[^/]+\/events$/;
 
 /**
  * Checks the request's token.

@@ -6,9 +6,9 @@
  */
 
 /** Events kept per session for `Last-Event-ID` / `?after=` replay. */
-export const RING_SIZE = 4096;
+const RING_SIZE = 4096;
 /** Live events a subscriber may have queued before it is dropped as too slow. */
-export const SUBSCRIBER_BUFFER = 1024;
+const SUBSCRIBER_BUFFER = 1024;
 
 /** A published event object: anything with a `type`. */
 export type BusEvent = { type: string } & Record<string, unknown>;

@@ -21,7 +21,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** The host name of a `Host` header value (`name`, `name:port`, `[v6]:port`), without port. */
-export function hostName(header: string): string {
+function hostName(header: string): string {
   const h = header.trim();
   if (h.startsWith("[")) {
     const end = h.indexOf("]");

@@ -76,9 +76,9 @@ export const SessionSummaryResponse = z.object({
 
 export const SessionListResponse = z.object({ sessions: z.array(SessionSummaryResponse) });
 
-export const PermissionRequestEvent = PermissionRequestEventSchema;
+const PermissionRequestEvent = PermissionRequestEventSchema;
 
-export const PendingPermission = z.object({
+const PendingPermission = z.object({
   request_id: z.string(),
   seq: z.number().describe("seq of the permission_request event"),
   event: PermissionRequestEvent,
@@ -158,14 +158,14 @@ export const CompactResult = z.object({
 // ---- SSE events -----------------------------------------------------------------------------
 
 /** Events the server adds to the agent's own (§21). */
-export const StatusEvent = z.object({ type: z.literal("status"), busy: z.boolean(), busy_with: z.string().optional() });
-export const UserMessageEvent = z.object({ type: z.literal("user_message"), text: z.string() });
-export const PermissionResolvedEvent = z.object({
+const StatusEvent = z.object({ type: z.literal("status"), busy: z.boolean(), busy_with: z.string().optional() });
+const UserMessageEvent = z.object({ type: z.literal("user_message"), text: z.string() });
+const PermissionResolvedEvent = z.object({
   type: z.literal("permission_resolved"),
   request_id: z.string(),
   outcome: z.enum(["allowed", "denied", "expired"]),
 });
-export const SessionClosedEvent = z.object({ type: z.literal("session_closed"), reason: z.string() });
+const SessionClosedEvent = z.object({ type: z.literal("session_closed"), reason: z.string() });
 
 /**
  * The agent events a session's stream relays: every one of §22 but `init`, which no turn emits

@@ -105,7 +105,7 @@ export async function startServer(host: Host, opts: StartOptions): Promise<Serve
 let cachedVersion: string | undefined;
 
 /** The version of the `larik` package this code belongs to, found by walking up to its package.json. */
-export function packageVersion(): string {
+function packageVersion(): string {
   if (cachedVersion) return cachedVersion;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {

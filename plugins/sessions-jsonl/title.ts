@@ -8,7 +8,7 @@ import { closeSync, openSync, readSync } from "node:fs";
 import { isPrompt, SessionEntrySchema, typedPrompt, type Message, type SessionEntry, type SessionMeta } from "../../kernel/index.js";
 
 /** Longest title, in characters (code points). */
-export const TITLE_CHARS = 80;
+const TITLE_CHARS = 80;
 /** Bytes read per step while looking for the first prompt. */
 const CHUNK = 64 * 1024;
 /** Bytes read at most (a first prompt with a huge paste is cut to a placeholder title). */
@@ -16,7 +16,7 @@ const MAX_HEAD = 1024 * 1024;
 
 /** The displayed text of a prompt: attachments and leading `<system-note>`s left out, whitespace
  * collapsed, cut to 80 characters with "…". */
-export function promptTitle(m: Message): string {
+function promptTitle(m: Message): string {
   const text = m.blocks
     .filter((b) => b.type === "text" && !b.attachment)
     .map((b) => (b as { text: string }).text)
@@ -33,7 +33,7 @@ function titleLine(text: string): string {
 }
 
 /** The title of a prompt entry: what was typed when a command made it, else its displayed text. */
-export function entryTitle(e: SessionEntry & { message: Message }): string {
+function entryTitle(e: SessionEntry & { message: Message }): string {
   const typed = typedPrompt(e);
   return typed !== undefined ? titleLine(typed) : promptTitle(e.message);
 }

@@ -7,7 +7,7 @@ import type { Agent, Host, Skill } from "../../kernel/index.js";
 import { readBody, type Discovered, type Entry } from "./discover.js";
 
 /** Longest description in the system prompt index (characters, §13 since v0.14). */
-export const INDEX_DESCRIPTION_CHARS = 160;
+const INDEX_DESCRIPTION_CHARS = 160;
 
 /** One line of the model's index and how to load it. */
 export interface IndexItem {

@@ -42,7 +42,7 @@ function flags(e: Entry, catalog: Catalog): string {
 }
 
 /** Lines of the `/skills` listing: what is in force, shadowed and left out. */
-export function describeCatalog(catalog: Catalog, host: Host, skipped: Map<string, string>): string[] {
+function describeCatalog(catalog: Catalog, host: Host, skipped: Map<string, string>): string[] {
   const lines: string[] = [];
   const section = (title: string, entries: Entry[], shadowed: { entry: Entry; by: Entry }[]) => {
     lines.push(`${title}:`);

@@ -9,7 +9,7 @@ import * as securityReview from "./embedded/security-review.js";
 import type { Entry } from "./discover.js";
 
 /** Where `/skills` says a built-in command file comes from. */
-export const BUILT_IN_ORIGIN = "built-in";
+const BUILT_IN_ORIGIN = "built-in";
 
 // name, then the file's frontmatter and body as constants: every start registers these, and
 // parsing their frontmatter there cost as much as discovering all the user's skills and commands

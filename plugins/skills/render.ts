@@ -11,9 +11,9 @@ import { capOutput, type Agent } from "../../kernel/index.js";
 const PLACEHOLDER = /\$(ARGUMENTS|[1-9](?![0-9]))/g;
 const INLINE = /!`([^`\n]+)`/g;
 /** Inline command time limit (ms). */
-export const INLINE_TIMEOUT_MS = 30_000;
+const INLINE_TIMEOUT_MS = 30_000;
 /** Inline command output kept (bytes of UTF-8). */
-export const INLINE_OUTPUT_BYTES = 10_000;
+const INLINE_OUTPUT_BYTES = 10_000;
 
 /** Runs one inline command and returns the text that replaces it. */
 export type InlineRunner = (command: string) => Promise<string>;

@@ -30,9 +30,9 @@ import { delimiter, join } from "node:path";
 import { ConfigError, nearestName, toSafeText } from "../../kernel/index.js";
 
 /** Largest diff passed to the model, in bytes of UTF-8 (§13: "> 150 KB diff cut"). */
-export const MAX_DIFF_BYTES = 150 * 1024;
+const MAX_DIFF_BYTES = 150 * 1024;
 /** Time limit of each git or gh command (ms). */
-export const GATHER_TIMEOUT_MS = 60_000;
+const GATHER_TIMEOUT_MS = 60_000;
 /** Most untracked files and commits listed; the rest are counted. */
 const MAX_LISTED = 200;
 
@@ -109,7 +109,7 @@ const lines = (b: Buffer | string) =>
     .filter(Boolean);
 
 /** The path of an executable `name` on `PATH`, if any (never runs it). */
-export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   const exts = process.platform === "win32" ? (env.PATHEXT ?? ".EXE;.CMD;.BAT").split(";") : [""];
   for (const dir of (env.PATH ?? "").split(delimiter)) {
     if (!dir) continue;

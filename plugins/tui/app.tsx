@@ -24,7 +24,7 @@ const MAX_QUEUED_ROWS = 3;
 const PALETTE_ROWS = 9;
 
 /** The terminal size, following resize events (no polling). */
-export function useTerminalSize(): { columns: number; rows: number } {
+function useTerminalSize(): { columns: number; rows: number } {
   const { stdout } = useStdout();
   const read = () => ({ columns: stdout.columns || 80, rows: stdout.rows || 24 });
   const [size, setSize] = useState(read);
@@ -47,7 +47,7 @@ export interface AppProps {
 }
 
 /** The live region's parts with their exact heights, for a given snapshot and terminal size. */
-export function layoutLive(s: ViewState, columns: number, rows: number) {
+function layoutLive(s: ViewState, columns: number, rows: number) {
   const budget = Math.max(1, rows - 1);
   const footer = 1;
   let bottom = 0;

@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { delimiter, join } from "node:path";
 
 /** The OSC 52 "set clipboard" sequence for `text`. */
-export function osc52(text: string): string {
+function osc52(text: string): string {
   return `\x1b]52;c;${Buffer.from(text, "utf8").toString("base64")}\x07`;
 }
 
@@ -17,7 +17,7 @@ function onPath(cmd: string, env: NodeJS.ProcessEnv): boolean {
 }
 
 /** The native copy command available here, if any. */
-export function nativeCopyCommand(env: NodeJS.ProcessEnv = process.env): [string, string[]] | undefined {
+function nativeCopyCommand(env: NodeJS.ProcessEnv = process.env): [string, string[]] | undefined {
   const candidates: [string, string[]][] = [
     ["pbcopy", []],
     ...(env.WAYLAND_DISPLAY ? ([["wl-copy", []]] as [string, string[]][]) : []),

@@ -11,18 +11,18 @@ import { stripControl } from "./markdown.js";
 import type { PickerEntry } from "./mentions.js";
 
 /** Rows of text the composer shows at most before scrolling. */
-export const COMPOSER_MAX_ROWS = 10;
+const COMPOSER_MAX_ROWS = 10;
 const INVERSE = "\x1b[7m";
 const INVERSE_OFF = "\x1b[27m";
 const segmenter = new Intl.Segmenter();
 
 /** Text columns inside the frame (border, padding and the `› ` prefix take 6). */
-export function composerTextWidth(columns: number): number {
+function composerTextWidth(columns: number): number {
   return Math.max(8, columns - 6);
 }
 
 /** The buffer as display rows with the cursor drawn inverse, and the cursor's row. */
-export function composerLines(b: Buffer, width: number): { rows: string[]; cursorRow: number } {
+function composerLines(b: Buffer, width: number): { rows: string[]; cursorRow: number } {
   const text = stripControl(b.text.replace(/\t/g, "    "));
   const cursor = Math.min(b.cursor, text.length);
   const first = segmenter.segment(text.slice(cursor))[Symbol.iterator]().next();

@@ -18,7 +18,7 @@ export interface DiffViewProps {
 }
 
 /** Colour of one diff line. */
-export function diffLineColor(line: string): "green" | "red" | "cyan" | "gray" | undefined {
+function diffLineColor(line: string): "green" | "red" | "cyan" | "gray" | undefined {
   if (line.startsWith("+++") || line.startsWith("---")) return "gray";
   if (line.startsWith("+")) return "green";
   if (line.startsWith("-")) return "red";

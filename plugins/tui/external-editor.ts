@@ -16,7 +16,7 @@ export interface EditorTerminal {
 }
 
 /** The editor command line: `$VISUAL`, `$EDITOR` or `vi`. */
-export function editorCommand(env: NodeJS.ProcessEnv): string {
+function editorCommand(env: NodeJS.ProcessEnv): string {
   return (env.VISUAL?.trim() || env.EDITOR?.trim() || "vi");
 }
 

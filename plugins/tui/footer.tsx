@@ -20,7 +20,7 @@ export interface FooterInfo {
 }
 
 /** Mode colours: the further a mode lets the agent go unasked, the hotter the colour. */
-export const MODE_COLORS: Record<PermissionMode, string> = {
+const MODE_COLORS: Record<PermissionMode, string> = {
   default: "gray",
   "accept-edits": "green",
   plan: "blue",

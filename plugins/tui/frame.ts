@@ -17,9 +17,9 @@
 import stringWidth from "string-width";
 
 /** Frames per second the TUI renders at most (Ink's `maxFps` and our event coalescing). */
-export const MAX_FPS = 30;
+const MAX_FPS = 30;
 /** Minimum time between two coalesced updates, in ms. */
-export const FRAME_MS = Math.ceil(1000 / MAX_FPS);
+const FRAME_MS = Math.ceil(1000 / MAX_FPS);
 
 /**
  * Ink render options of every TUI screen: frames capped at {@link MAX_FPS}. Ink 6.8's
@@ -34,7 +34,7 @@ export const BSU = "\x1b[?2026h";
 export const ESU = "\x1b[?2026l";
 
 /** Whether synchronized-output codes are worth sending to `stream` (a TTY outside CI, as Ink decides). */
-export function supportsSyncOutput(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+function supportsSyncOutput(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
   // the same test as Ink's is-in-ci
   const set = (k: string) => k in env && env[k] !== "0" && env[k] !== "false";
   const ci = set("CI") || set("CONTINUOUS_INTEGRATION");

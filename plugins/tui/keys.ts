@@ -37,8 +37,8 @@ export type KeyAction =
   | { type: "none" };
 
 /** Bracketed paste markers as Ink hands them over (the leading ESC already removed). */
-export const PASTE_START = "[200~";
-export const PASTE_END = "[201~";
+const PASTE_START = "[200~";
+const PASTE_END = "[201~";
 const XTERM_SHIFT_ENTER = /^\[27;2;13~$/;
 const UNKNOWN_SEQUENCE = /^\[[\d;:?]*[~A-Za-z]$/;
 

@@ -16,7 +16,7 @@ const root = resolve(import.meta.dirname, "../..");
  * that directory. Dependencies stay external, as in `npm run build`. `redirect` maps a module
  * path (a regular expression on the import specifier) to another file.
  */
-export async function bundle(entries: Record<string, string>, redirect?: { filter: RegExp; to: string }): Promise<string> {
+async function bundle(entries: Record<string, string>, redirect?: { filter: RegExp; to: string }): Promise<string> {
   const cache = join(root, "node_modules", ".cache");
   mkdirSync(cache, { recursive: true });
   // builds of earlier runs; an hour old cannot belong to a run still going
@@ -56,7 +56,7 @@ export async function bundle(entries: Record<string, string>, redirect?: { filte
  * Builds the CLI (`cli.ts`, as `npm run build` does) with `tui` appended to its default preset,
  * which is what adding the plugin to presets/default.ts will do. Returns the CLI entry.
  */
-export async function buildCliWithTui(): Promise<string> {
+async function buildCliWithTui(): Promise<string> {
   const shimDir = mkdtempSync(join(tmpdir(), "larik-tui-preset-"));
   const shim = join(shimDir, "preset-with-tui.ts");
   writeFileSync(

@@ -12,7 +12,7 @@ import { DiffView, diffViewRows } from "./diff-view.js";
 import { stripControl } from "./markdown.js";
 
 /** The answer rows for a request. */
-export function permissionOptions(p: PendingPermission): { key: string; label: string }[] {
+function permissionOptions(p: PendingPermission): { key: string; label: string }[] {
   const rule = p.event.suggested_rule;
   const out = [{ key: "y", label: "Yes" }];
   if (rule) out.push({ key: "a", label: `Yes, and always allow ${rule} in this project` });
@@ -21,7 +21,7 @@ export function permissionOptions(p: PendingPermission): { key: string; label: s
 }
 
 /** The input shown under the title: the bash command, else pretty JSON. */
-export function inputPreview(p: PendingPermission): string[] {
+function inputPreview(p: PendingPermission): string[] {
   const input = p.event.input as Record<string, unknown> | undefined;
   if (input && typeof input.command === "string") return stripControl(input.command).split("\n");
   const json = JSON.stringify(input ?? {}, null, 2) ?? "";

@@ -7,8 +7,8 @@
 import { updatePersonalSettings, type Host, type ProviderFactory } from "../../kernel/index.js";
 
 /** Where local servers are looked for. */
-export const OLLAMA_URL = "http://localhost:11434";
-export const LMSTUDIO_URL = "http://localhost:1234";
+const OLLAMA_URL = "http://localhost:11434";
+const LMSTUDIO_URL = "http://localhost:1234";
 /** How long a local probe may take (ms): a server that is up answers at once. */
 const PROBE_MS = 1500;
 /** How long listing a remote provider's models may take (ms). */
@@ -52,19 +52,19 @@ function ids(list: unknown, field: "id" | "name"): string[] {
 }
 
 /** Ollama's installed models (`GET /api/tags`). @throws on no answer or a bad status. */
-export async function ollamaModels(baseUrl: string, timeoutMs = PROBE_MS): Promise<string[]> {
+async function ollamaModels(baseUrl: string, timeoutMs = PROBE_MS): Promise<string[]> {
   const j = (await getJson(`${baseUrl}/api/tags`, {}, timeoutMs)) as { models?: unknown };
   return ids(j.models, "name");
 }
 
 /** An OpenAI-style `GET {base}/models` listing. @throws on no answer or a bad status. */
-export async function openaiModels(baseUrl: string, key: string | undefined, timeoutMs = LIST_MS): Promise<string[]> {
+async function openaiModels(baseUrl: string, key: string | undefined, timeoutMs = LIST_MS): Promise<string[]> {
   const j = (await getJson(`${baseUrl}/models`, key ? { authorization: `Bearer ${key}` } : {}, timeoutMs)) as { data?: unknown };
   return ids(j.data, "id");
 }
 
 /** Anthropic's `GET /v1/models`. @throws on no answer or a bad status. */
-export async function anthropicModels(baseUrl: string, key: string, timeoutMs = LIST_MS): Promise<string[]> {
+async function anthropicModels(baseUrl: string, key: string, timeoutMs = LIST_MS): Promise<string[]> {
   const j = (await getJson(`${baseUrl}/v1/models?limit=100`, { "x-api-key": key, "anthropic-version": "2023-06-01" }, timeoutMs)) as { data?: unknown };
   return ids(j.data, "id");
 }

@@ -84,7 +84,7 @@ export function tempProject(prefix = "larik-tui-"): { dir: string; env: NodeJS.P
  * (`{type:"diff"}` from write/edit, `{type:"todos"}` from todo_write): a plugin's tests may not
  * import another plugin, and these are all the TUI needs to render tool rows and prompts.
  */
-export const testTools: Plugin = definePlugin({
+const testTools: Plugin = definePlugin({
   name: "test-tools",
   setup(ctx) {
     const abs = (cwd: string, p: string) => (isAbsolute(p) ? p : resolve(cwd, p));

@@ -40,7 +40,7 @@ export function TodoList({ todos, max }: { todos: readonly Todo[]; max?: number 
 }
 
 /** One tool row: status mark, name, compact input, then the result or its diff. */
-export function ToolRow({ item }: { item: Extract<Item, { kind: "tool" }> }) {
+function ToolRow({ item }: { item: Extract<Item, { kind: "tool" }> }) {
   const diff = diffDisplay(item.display);
   const denied = item.isError && /^(the user denied|permission denied)/.test(item.output);
   const mark = item.isError ? (denied ? "⊘" : "✗") : "●";
@@ -77,7 +77,7 @@ export function ToolRow({ item }: { item: Extract<Item, { kind: "tool" }> }) {
 }
 
 /** One finished item. Memoized: Static renders each once anyway, this keeps re-mounts cheap. */
-export const ItemView = memo(function ItemView({ item }: { item: Item }) {
+const ItemView = memo(function ItemView({ item }: { item: Item }) {
   switch (item.kind) {
     case "user":
       return (
