@@ -203,7 +203,7 @@ export class Agent {
     this.maxTurns = opts.maxTurns;
     this.checkpoints = opts.checkpoints;
     this.label = opts.label;
-    const perms = (opts.host.settings.permissions ?? {}) as { allow?: string[]; deny?: string[] };
+    const perms = opts.host.settings.permissions ?? {};
     this.checker = new PermissionChecker({
       mode: opts.mode,
       allow: perms.allow,

@@ -168,7 +168,7 @@ export class Host {
 
   /** Start-up warnings for permission rules that can never match (DESIGN.md lessons). */
   #warnUnmatchableRules(): void {
-    const perms = (this.settings.permissions ?? {}) as { allow?: string[]; deny?: string[] };
+    const perms = this.settings.permissions ?? {};
     const names = this.tools.list().map((t) => t.name);
     for (const list of ["allow", "deny"] as const) {
       // MCP tools join at the first prompt, so their rules cannot be judged by name yet
