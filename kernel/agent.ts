@@ -434,12 +434,16 @@ export class Agent {
    *   for the collected review prompt): stored with the prompt as `data.typed`, so session lists
    *   title the session by it (LARIK-REFERENCE §7 titles; Claude Code shows the typed command);
    *   the model still gets `prompt`.
+   * @param opts.notes notes for the model that belong to this prompt (the `@` mentions that
+   *   {@link expandMentions} could not attach): queued as {@link addNote} does, but only once the
+   *   turn is accepted, so that a refused prompt's notes never reach another one.
    * @throws Error while a turn (or `/compact`) runs.
    */
-  run(prompt: string | Block[], opts: { typed?: string } = {}): AsyncIterable<AgentEvent> {
+  run(prompt: string | Block[], opts: { typed?: string; notes?: readonly string[] } = {}): AsyncIterable<AgentEvent> {
     if (this.#running) {
       throw new Error(`${this.#compacting ? "a compaction" : "a turn"} is already running: wait for it to finish or cancel it`);
     }
+    if (opts.notes) this.notes.push(...opts.notes);
     const ctrl = new AbortController();
     this.#running = ctrl;
     this.#interruption = INTERRUPTED;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Agent, defineTool, definePlugin, Host, lazySchema, type Plugin } from "../kernel/index.js";
+import { Agent, defineTool, definePlugin, expandMentions, Host, lazySchema, type Plugin } from "../kernel/index.js";
 import { call, ScriptedProvider, text } from "./fakes/scripted-provider.js";
 import { drain } from "./fakes/drain.js";
 import { toolsPlugin } from "./fakes/loop-tools.js";
@@ -219,6 +219,23 @@ describe("agent loop", () => {
     expect(first.blocks[1]).toEqual({ type: "text", text: "hello" });
     // the prompt list shows what the user typed, not the note sent with it (as the server's does)
     expect(agent.prompts()).toEqual([{ index: 0, text: "hello" }]);
+  });
+
+  it("a mention note goes with its own prompt: one refused as busy hands none to the running turn or the next", async () => {
+    const { agent, provider } = await setup([{ blocks: [text("slow")], delayMs: 30 }, { blocks: [text("ok")] }]);
+    // expanding a mention of nothing leaves the agent's queue alone: the note comes back to the caller
+    const x = await expandMentions("see @docs/missing.md", agent);
+    expect(x.notes).toEqual(["The user's mention @docs/missing.md was not attached: there is no file or folder at docs/missing.md."]);
+    const running = agent.run("first");
+    expect(() => agent.run(x.blocks, { notes: x.notes })).toThrow(/already running/);
+    await drain(running);
+    await drain(agent.run("second"));
+    const sent = provider.requests.flatMap((r) => r.messages.flatMap((m) => m.blocks)).filter((b) => b.type === "text").map((b) => (b as { text: string }).text);
+    expect(sent.filter((t) => t.includes("system-note"))).toEqual([]);
+    // accepted, the prompt carries its notes
+    const { agent: a2, provider: p2 } = await setup([{ blocks: [text("ok")] }]);
+    await drain(a2.run(x.blocks, { notes: x.notes }));
+    expect(p2.requests[0]!.messages[0]!.blocks[0]).toEqual({ type: "text", text: `<system-note>${x.notes[0]}</system-note>` });
   });
 
   it("stops at max_turns", async () => {

@@ -41,6 +41,11 @@ export interface ExpandedPrompt {
   blocks: Block[];
   /** Mentions that were refused (deny rule, too large) with why, for a notice. */
   notices: string[];
+  /**
+   * For the model, one per mention not attached, refused or naming nothing: pass them with the
+   * prompt (`agent.run(prompt, { notes })`), which sends them as `<system-note>`s.
+   */
+  notes: string[];
 }
 
 function numbered(lines: string[], from: number): string {
@@ -49,8 +54,9 @@ function numbered(lines: string[], from: number): string {
 
 /**
  * Expands the `@` mentions of `text` for `agent` (paths resolve against the host's cwd). Each
- * mention not attached is queued on the agent as a note for the model ({@link Agent.addNote},
- * sent as a `<system-note>` with the next prompt, which the caller is about to run): one refused
+ * mention not attached gets a note for the model in `notes`, which the caller passes with the
+ * prompt to `agent.run` (not queued here: a prompt refused as busy would hand them to the turn
+ * that is running, or to the next one): one refused
  * (a read deny rule, too large, a binary file, an image that is cut short or corrupt) says why,
  * and is in `notices` for the user too; one that reads as a path where there is nothing says so,
  * and only to the model (a mention that names no file stays plain text for the user).
@@ -60,10 +66,11 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
   const cwd = agent.host.cwd;
   const blocks: Block[] = [{ type: "text", text }];
   const notices: string[] = [];
+  const notes: string[] = [];
   const seen = new Set<string>();
   const refuse = (token: string, why: string) => {
     notices.push(`@${token} not attached: ${why}`);
-    agent.addNote(`The user's mention @${token} was not attached, so its content is not in this message: ${why}.`);
+    notes.push(`The user's mention @${token} was not attached, so its content is not in this message: ${why}.`);
   };
   for (const m of text.matchAll(MENTION)) {
     const token = m[2] ?? m[3]!;
@@ -75,7 +82,7 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
     const st = await stat(abs).catch(() => undefined);
     if (!st) {
       if (looksLikePath(path, m[2] !== undefined)) {
-        agent.addNote(`The user's mention @${token} was not attached: there is no file or folder at ${relative(cwd, abs).split("\\").join("/")}.`);
+        notes.push(`The user's mention @${token} was not attached: there is no file or folder at ${relative(cwd, abs).split("\\").join("/")}.`);
       }
       continue;
     }
@@ -140,5 +147,5 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
       // freshness is a convenience here; the model can still read the file itself
     }
   }
-  return { blocks, notices };
+  return { blocks, notices, notes };
 }

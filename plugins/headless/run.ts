@@ -314,16 +314,18 @@ async function runPrompt(
   // `@path` mentions attach files (LARIK-REFERENCE §2, §22), after a command has made its
   // prompt: a skill's text may mention files too
   let turn: string | Block[] = text;
+  let notes: string[] = [];
   // a command's data (a review's diff) is sent as it is: its `@` tokens attach nothing
   if (expanded?.mentions !== false && hasMentions(text)) {
     const x = await expandMentions(text, agent);
     for (const n of x.notices) printer.notice(n);
     if (x.blocks.length > 1) turn = x.blocks;
+    notes = x.notes;
   }
   if (o.stop.aborted) return undefined;
   let done: AgentEvent | undefined;
   // a command's prompt is titled in session lists by what was typed (`/review main..HEAD`)
-  for await (const ev of agent.run(turn, o.command ? { typed: prompt.trim() } : {})) {
+  for await (const ev of agent.run(turn, { notes, ...(o.command ? { typed: prompt.trim() } : {}) })) {
     if (ev.type === "permission_request") {
       const reason = denialReason(ev.suggested_rule, modesThatAllow(agent.checker, host.tools.get(ev.tool_name), ev.input));
       agent.respond(ev.request_id, { allow: false, reason, automatic: true });

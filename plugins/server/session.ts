@@ -135,6 +135,7 @@ export class ServerSession {
     this.#refuseIfBusy("prompting");
     let prompt: string | Block[] = text;
     let notices: string[] = [];
+    let notes: string[] = [];
     if (hasMentions(text)) {
       // held busy without a status event: reading the files is part of starting the turn
       this.#busy = "prompt";
@@ -142,6 +143,7 @@ export class ServerSession {
         const x = await expandMentions(text, this.agent);
         if (x.blocks.length > 1) prompt = x.blocks;
         notices = x.notices;
+        notes = x.notes;
       } finally {
         this.#busy = undefined;
       }
@@ -150,7 +152,7 @@ export class ServerSession {
     let events: AsyncIterable<AgentEvent>;
     const after_seq = this.bus.lastSeq;
     try {
-      events = this.agent.run(prompt);
+      events = this.agent.run(prompt, { notes });
     } catch (err) {
       throw new ApiError(409, "busy", errorText(err));
     }

@@ -138,7 +138,7 @@ export interface ControllerOptions {
   /** ctrl+g. */
   editExternally?: (text: string) => { text: string } | { error: string };
   /** Expands `@` mentions into blocks. */
-  expand?: (text: string, agent: Agent) => Promise<{ blocks: import("../../kernel/index.js").Block[]; notices: string[] }>;
+  expand?: (text: string, agent: Agent) => Promise<{ blocks: import("../../kernel/index.js").Block[]; notices: string[]; notes?: string[] }>;
   /** Diff previews for permission prompts. */
   preview?: (tool: string, input: unknown, cwd: string) => Promise<string | undefined>;
   copy?: (text: string) => Promise<void>;
@@ -525,12 +525,14 @@ export class TuiController {
     this.#notify();
     try {
       let prompt: string | import("../../kernel/index.js").Block[] = text;
+      let notes: string[] = [];
       if (mentions && this.#opts.expand && hasMentions(text)) {
         const x = await this.#opts.expand(text, agent);
         for (const n of x.notices) this.#push({ kind: "notice", text: n });
         if (x.blocks.length > 1) prompt = x.blocks;
+        notes = x.notes ?? [];
       }
-      for await (const ev of agent.run(prompt, typed ? { typed } : {})) this.onEvent(ev, agent);
+      for await (const ev of agent.run(prompt, { notes, ...(typed ? { typed } : {}) })) this.onEvent(ev, agent);
     } catch (err) {
       this.#push({ kind: "error", text: errorText(err) });
     } finally {
