@@ -5,9 +5,11 @@
 //   node bench/startup-phases.mjs [runs] [cli.cjs]
 //
 // Prints, as medians over `runs` (default 21) after two runs that write the V8 code cache, the
-// moment each phase ended (ms since the process started, from process.uptime) and the CPU time
-// used by then (user + system, from process.cpuUsage), each with its difference from the phase
-// before. The phases are the marks in the start path (`startupMark`, kernel/kit/startup-probe.ts):
+// moment each phase ended (ms since the process started, from process.uptime), the CPU time
+// used by then (user + system, from process.cpuUsage) and the minor page faults taken by then
+// (process.resourceUsage), each with its difference from the phase before. Page faults barely
+// vary from run to run, so they show a change in the memory a start touches even on a machine
+// too busy for its times to compare. The phases are the marks in the start path (`startupMark`, kernel/kit/startup-probe.ts):
 // a preload (-r) installs the probe they call, and marks "request sent" itself when the first
 // HTTP request has been written (Node's `http.client.request.start` diagnostics channel). CPU time
 // is the steadier figure on a busy machine; wall time is what a user waits.
@@ -35,7 +37,7 @@ writeFileSync(
   preload,
   `const fs = require("node:fs");
 const marks = [];
-const mark = (phase) => { const u = process.cpuUsage(); marks.push([phase, process.uptime() * 1000, (u.user + u.system) / 1000]); };
+const mark = (phase) => { const u = process.cpuUsage(); marks.push([phase, process.uptime() * 1000, (u.user + u.system) / 1000, process.resourceUsage().minorPageFault]); };
 mark("node started");
 globalThis[Symbol.for("larik.startup-probe")] = (phase) => { if (!marks.some((m) => m[0] === phase)) mark(phase); };
 let written = false;
@@ -87,18 +89,21 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const at = (list, phase, k) => median(list.map((marks) => marks.find((m) => m[0] === phase)?.[k]).filter((v) => v !== undefined));
 const fmt = (v) => v.toFixed(2).padStart(7);
 console.log(`runs: ${runs} (median); CLI: ${cli}`);
-console.log(`${"phase ended".padEnd(16)} ${"ms".padStart(7)} ${"+ms".padStart(7)}   ${"cpu ms".padStart(7)} ${"+cpu".padStart(7)}`);
+console.log(`${"phase ended".padEnd(16)} ${"ms".padStart(7)} ${"+ms".padStart(7)}   ${"cpu ms".padStart(7)} ${"+cpu".padStart(7)}   ${"faults".padStart(6)} ${"+".padStart(5)}`);
 const phases = timed[0].map((m) => m[0]).filter((p) => p !== "exit");
 let wall = 0;
 let cpu = 0;
+let faults = 0;
 for (const phase of phases) {
   const w = at(timed, phase, 1);
   const c = at(timed, phase, 2);
-  console.log(`${phase.padEnd(16)} ${fmt(w)} ${fmt(w - wall)}   ${fmt(c)} ${fmt(c - cpu)}`);
+  const f = at(timed, phase, 3);
+  console.log(`${phase.padEnd(16)} ${fmt(w)} ${fmt(w - wall)}   ${fmt(c)} ${fmt(c - cpu)}   ${String(f).padStart(6)} ${String(f - faults).padStart(5)}`);
   wall = w;
   cpu = c;
+  faults = f;
 }
 const bareWall = at(bare, "exit", 1);
 const bareCpu = at(bare, "exit", 2);
-console.log(`${"node -e 0 exit".padEnd(16)} ${fmt(bareWall)} ${"".padStart(7)}   ${fmt(bareCpu)}`);
+console.log(`${"node -e 0 exit".padEnd(16)} ${fmt(bareWall)} ${"".padStart(7)}   ${fmt(bareCpu)} ${"".padStart(7)}   ${String(at(bare, "exit", 3)).padStart(6)}`);
 console.log(`first request: ${(wall / bareWall).toFixed(2)}x the wall time and ${(cpu / bareCpu).toFixed(2)}x the CPU time of bare node's whole run, both from process start`);
