@@ -591,6 +591,9 @@ async function readJsonLayers(cwd: string, env: NodeJS.ProcessEnv, notices: stri
         continue;
       }
       data = { mcp_servers: servers };
+    } else {
+      // a team's `permisions` would drop its deny rules without a word
+      noteTypos(data, label, notices);
     }
     shared.push({ label, trust: "shared", data });
   }

@@ -300,6 +300,13 @@ describe("bad values", () => {
     expect(s.notices.filter((n) => n.includes("my_plugin_option"))).toEqual([]);
   });
 
+  it("names the known key a typo in a shared file was meant to be, since its rules would not apply", async () => {
+    shared({ permisions: { deny: ["bash"] }, team_lint: { strict: true } });
+    const s = await loadSettings(repo, env);
+    expect(s.settings.permissions).toBeUndefined();
+    expect(s.notices).toEqual(['.larik/settings.json: unknown key "permisions" (did you mean "permissions"?)']);
+  });
+
   it("rejects a bad value in the private project file", async () => {
     priv({ mode: "reckless" });
     const err = await configError(loadSettings(repo, env));
