@@ -11,6 +11,7 @@ import {
   PipeWriter,
   printAll,
   errorText,
+  nearestName,
   startupMark,
   folderRootError,
   sessionLine,
@@ -193,7 +194,13 @@ function assertOptionsFor(frontend: Frontend, frontends: Frontend[], args: CliAr
  * @throws ConfigError from that check.
  */
 function argsProblem(err: Error & { code?: string }, argv: string[], options: Record<string, CliOption>): string {
-  const first = errorText(err).split("\n")[0]!.replace(/\. To specify.*$/, "");
+  // Node's wording, in the lower case of Larik's other messages
+  const first = errorText(err)
+    .split("\n")[0]!
+    .replace(/\. To specify.*$/, "")
+    .replace(/^Unknown option/, "unknown option")
+    .replace(/^Option '(-[\w-]+)(?: <value>)?' argument missing$/, "$1 needs a value")
+    .replace(/^Option '(-[\w-]+)' does not take an argument$/, "$1 takes no value");
   // the same code also says "does not take an argument" (--fork=yes) and "argument missing"
   if (err.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && first.includes("is ambiguous")) {
     const flag = /'(--?[\w-]+)'/.exec(first)?.[1];
@@ -211,6 +218,8 @@ function argsProblem(err: Error & { code?: string }, argv: string[], options: Re
     const word = opt ? argv.find((a) => a === opt || (opt.length === 2 && a.startsWith(opt))) : undefined;
     // a word with spaces is a prompt, not a mistyped flag
     if (word && /\s/.test(word)) return `${first}: a prompt that starts with "-" goes after --, as in larik -p -- "${word}"`;
+    const near = opt?.startsWith("--") ? nearestName(opt.slice(2), Object.keys(options)) : undefined;
+    if (near) return `${first}: did you mean --${near}?`;
   }
   return first;
 }

@@ -11,6 +11,7 @@ import type { CatalogEntry, ProviderConfig, ProviderFactory } from "./registries
 import type { Registry } from "./registry.js";
 import type { Usage } from "./types.js";
 import { ConfigError } from "./kit/one-line.js";
+import { nearestName } from "./kit/nearest-name.js";
 
 /** What {@link resolveModel} makes of a spec: the provider, its resolved settings and key, the catalog entry. */
 export interface ResolvedModel {
@@ -84,8 +85,11 @@ function parseSpec(spec: string, providers: Registry<ProviderFactory>, settings:
     const head = spec.slice(0, slash);
     if (providers.get(head) || providerSettings(settings, head)) return { provider: head, model: spec.slice(slash + 1) };
     const known = knownProviders(providers, settings);
+    const near = nearestName(head, known);
     throw new ConfigError(
-      known.length
+      near
+        ? `unknown provider "${head}" in model "${spec}": did you mean ${near}/${spec.slice(slash + 1)}? (providers: ${known.join(", ")})`
+        : known.length
         ? `unknown provider "${head}" in model "${spec}": use one of ${known.join(", ")}, or add providers.${head} with a type and base_url to your config`
         : // every provider plugin disabled or failed: "use one of ," would leave the user guessing
           `unknown provider "${head}" in model "${spec}": no provider is loaded (the start-up notices say which plugin failed; larik --version lists the plugins)`,

@@ -957,6 +957,13 @@ describe("larik -p end to end", () => {
       expect(r.stderr).toMatch(/unknown provider "nosuch".*use one of .*anthropic/);
     });
 
+    it("a misspelt provider, with the spelling it was meant to be", async () => {
+      const r = await runCli(["-p", "--model", "antropic/claude-sonnet-4-5", "hi"], { cwd: repo, env: { ...env, ANTHROPIC_API_KEY: "k" } });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/unknown provider "antropic" in model "antropic\/claude-sonnet-4-5": did you mean anthropic\/claude-sonnet-4-5\?/);
+    });
+
     it("a model with no provider prefix that no catalog knows", async () => {
       const r = await runCli(["-p", "--model", "mystery-model", "hi"], { cwd: repo, env });
       expect(r.code).toBe(2);
@@ -1033,11 +1040,11 @@ describe("larik -p end to end", () => {
         oneLine(r.stderr);
         expect(r.stderr).toContain(`${flag} needs a value, and "${value}" looks like a flag: write ${flag}=${value} if it is the value`);
       }
-      // a flag that takes no value keeps Node's own words
+      // a flag that takes no value: Node's message in Larik's words
       const f = await runCli(["-p", "--fork=yes", "hi"], { cwd: repo, env });
       expect(f.code).toBe(2);
       oneLine(f.stderr);
-      expect(f.stderr).toContain("larik: Option '--fork' does not take an argument (see larik --help)");
+      expect(f.stderr).toContain("larik: --fork takes no value (see larik --help)");
       const r = await runCli(["-p", "-fix the test"], { cwd: repo, env });
       expect(r.code).toBe(2);
       oneLine(r.stderr);

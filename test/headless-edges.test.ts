@@ -101,6 +101,19 @@ describe("larik -p at its edges", () => {
     }
   });
 
+  it("a misspelt flag gets the flag it was meant to be; a flag missing its value or given one it takes not, a line in Larik's words", async () => {
+    const { repo, env } = setup(server);
+    for (const [args, stderr] of [
+      [["--mdoe", "yolo", "hi"], "larik: unknown option '--mdoe': did you mean --mode? (see larik --help)\n"],
+      [["--verbose", "hi"], "larik: unknown option '--verbose' (see larik --help)\n"],
+      [["hi", "--timeout"], "larik: --timeout needs a value (see larik --help)\n"],
+      [["--fork=yes", "hi"], "larik: --fork takes no value (see larik --help)\n"],
+    ] as const) {
+      const r = await runCli(["-p", ...M, ...args], { cwd: repo, env });
+      expect([args, r.code, r.stderr]).toEqual([args, 2, stderr]);
+    }
+  });
+
   it("a stop signal while stdin is read ends the run at once: said once, 128 + its number, no request", async () => {
     const { repo, env } = setup(server);
     const sent = server.requests.length;

@@ -62,7 +62,7 @@ describe("larik with a config that has bad plugins", () => {
     ]);
     // the preset's headless front end still takes -p
     const p = await larik(["-p", "--model", "nosuch/m", "hi"]);
-    expect(p.stderr).not.toContain("Unknown option");
+    expect(p.stderr).not.toContain("unknown option");
     expect(p.stderr).toContain('unknown provider "nosuch"');
   });
 
@@ -88,7 +88,7 @@ describe("larik with a config that has bad plugins", () => {
       const [notice, error, ...rest] = lines(r.stderr);
       expect(rest).toEqual([]);
       expect(notice).toMatch(/^! ~\/\.config\/larik\/larik\.config\.ts: preset entry .* skipped: /);
-      expect(error).toBe("larik: Unknown option '-p': -p comes from the headless plugin, which is not loaded (larik --version lists the loaded plugins)");
+      expect(error).toBe("larik: unknown option '-p': -p comes from the headless plugin, which is not loaded (larik --version lists the loaded plugins)");
     });
   }
 
