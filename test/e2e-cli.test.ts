@@ -362,7 +362,7 @@ describe("larik -p end to end", () => {
     expect(sent).toContain(`data:image/png;base64,${png.toString("base64")}"`);
   });
 
-  it("the model is told in a <system-note> which mentions were not attached and why; a word that is no path is prose", async () => {
+  it("the user (stderr) and the model (<system-note>) are told which mentions were not attached and why; a word that is no path is prose", async () => {
     const repo = makeRepo();
     const env = { ...baseEnv(mkdtempSync(join(tmpdir(), "larik-e2e-home-"))), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
     const png = readFileSync(join(import.meta.dirname, "fixtures", "images", "python.png"));
@@ -370,8 +370,14 @@ describe("larik -p end to end", () => {
     server.requests.length = 0;
     server.push({ text: "noted" });
     const r = await runCli(["-p", "--model", "openai-compatible/m", "ask @alice about @cut.png and @docs/missing.md"], { cwd: repo, env });
-    // the user hears of the refused image only: a mention of nothing stays plain text for them
-    expect([r.code, r.stdout, r.stderr]).toEqual([0, "noted\n", "! @cut.png not attached: it could not be read as an image: truncated PNG (the IDAT chunk runs past the end of the file)\n"]);
+    // the user hears of the refused image and of the path where there is nothing (a typo shows
+    // in a headless run); `@alice` names no path and stays prose for both
+    expect([r.code, r.stdout, r.stderr]).toEqual([
+      0,
+      "noted\n",
+      "! @cut.png not attached: it could not be read as an image: truncated PNG (the IDAT chunk runs past the end of the file)\n" +
+        "! @docs/missing.md not attached: there is no file or folder at docs/missing.md\n",
+    ]);
     const user = server.requests[0]!.body.messages.filter((m: any) => m.role === "user").at(-1);
     const parts: string[] = typeof user.content === "string" ? [user.content] : user.content.map((p: any) => p.text ?? "");
     const notes = parts.join("\n").match(/<system-note>[^<]*<\/system-note>/g);

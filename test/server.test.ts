@@ -228,11 +228,11 @@ describe("routes", () => {
     expect(info.body.usage.by_model["scripted/x"]).toMatchObject({ requests: 2 });
   });
 
-  it("attaches a prompt's @ mentions; a refused one is a notice event", async () => {
+  it("attaches a prompt's @ mentions; one refused or naming nothing is a notice event", async () => {
     writeFileSync(join(t.cwd, "note.txt"), "first line\nsecond line\n");
     const id = await newSession();
     const sse = await subscribe(id);
-    const w = await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "read @note.txt#L2 and @nowhere.txt", wait: true });
+    const w = await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "read @note.txt#L2 and @nowhere.txt but not @Override", wait: true });
     // the scripted model echoes the newest block: the attachment
     expect(w.body.text).toBe('echo: <file path="note.txt" lines="2-2">\n     2\tsecond line\n</file>');
     mkdirSync(join(t.cwd, "big"));
@@ -240,7 +240,11 @@ describe("routes", () => {
     await t.api("POST", `/v1/sessions/${id}/prompt`, { text: "see @big/huge.txt", wait: true });
     await sse.until(() => sse.events.filter((e) => e.event === "done").length === 2, "the second turn's done");
     const notices = sse.events.filter((e) => e.event === "notice").map((e) => e.data.text);
-    expect(notices).toEqual([expect.stringMatching(/^@big\/huge\.txt not attached: 300 KB is over the 256 KB limit/)]);
+    // a path where there is nothing is named too (a typo); `@Override` reads as no path and is prose
+    expect(notices).toEqual([
+      "@nowhere.txt not attached: there is no file or folder at nowhere.txt",
+      expect.stringMatching(/^@big\/huge\.txt not attached: 300 KB is over the 256 KB limit/),
+    ]);
     await sse.close();
   });
 

@@ -3,8 +3,9 @@
  * `-p`): `@path`, `@path#L10-40`, `@folder/` and `@"with spaces"` in a prompt become attachments
  * sent with it, for every front end (the TUI, `larik -p`, the server). Attached files count as
  * read (write/edit freshness, §5); read deny rules apply; a token that names no file stays plain
- * text. A mention that is not attached (refused, or a path where there is nothing) is also
- * explained to the model in a `<system-note>`, so that it does not guess what the file holds.
+ * text. A mention that is not attached (refused, or a path where there is nothing) is named in a
+ * notice for the user (a typo shows) and explained to the model in a `<system-note>`, so that it
+ * does not guess what the file holds.
  * The TUI's file picker stays in the TUI plugin.
  */
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
@@ -21,8 +22,8 @@ const MENTION = /(^|\s)@(?:"([^"\n]+)"|([^\s"]+))/g;
 
 /**
  * A mention that reads as a path even when nothing is there: a folder part, a file extension or
- * a quoted name. `@alice`, `@here` or `@v2` name no file and are prose, which the model is not
- * told about.
+ * a quoted name. `@alice`, `@here` or `@v2` name no file and are prose, which neither the model
+ * nor the user is told about.
  */
 function looksLikePath(token: string, quoted: boolean): boolean {
   return quoted || token.includes("/") || /\.[A-Za-z0-9]{1,10}$/.test(token);
@@ -39,7 +40,10 @@ export function hasMentions(text: string): boolean {
 /** The prompt as blocks: the typed text first, then one attachment per mention that resolved. */
 export interface ExpandedPrompt {
   blocks: Block[];
-  /** Mentions that were refused (deny rule, too large) with why, for a notice. */
+  /**
+   * For the user, one line per mention not attached (refused, or a path where there is nothing)
+   * with why: `@x not attached: …`.
+   */
   notices: string[];
   /**
    * For the model, one per mention not attached, refused or naming nothing: pass them with the
@@ -58,9 +62,10 @@ function numbered(lines: string[], from: number): string {
  * prompt to `agent.run` (not queued here: a prompt refused as busy would hand them to the turn
  * that is running, or to the next one): one refused
  * (a read deny rule, too large, a binary file, an image that is cut short or corrupt) says why,
- * and is in `notices` for the user too; one that reads as a path where there is nothing says so,
- * and only to the model (a mention that names no file stays plain text for the user).
- * @throws never: unreadable mentions stay text, refused ones are reported in `notices`.
+ * and one that reads as a path where there is nothing says so; both are in `notices` for the user
+ * too. A word that names no file and does not read as a path (`@alice`, `@Override`) stays plain
+ * text, with no note and no notice.
+ * @throws never: unreadable mentions stay text, those not attached are reported in `notices`.
  */
 export async function expandMentions(text: string, agent: Agent): Promise<ExpandedPrompt> {
   const cwd = agent.host.cwd;
@@ -82,7 +87,9 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
     const st = await stat(abs).catch(() => undefined);
     if (!st) {
       if (looksLikePath(path, m[2] !== undefined)) {
-        notes.push(`The user's mention @${token} was not attached: there is no file or folder at ${relative(cwd, abs).split("\\").join("/")}.`);
+        const where = relative(cwd, abs).split("\\").join("/");
+        notices.push(`@${token} not attached: there is no file or folder at ${where}`);
+        notes.push(`The user's mention @${token} was not attached: there is no file or folder at ${where}.`);
       }
       continue;
     }

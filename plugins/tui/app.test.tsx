@@ -554,6 +554,17 @@ describe("composer", () => {
     expect(r.controller.agent.files.lastRead(join(r.dir, "notes.md"))).toBeGreaterThan(0);
   });
 
+  it("a mention of a path where there is nothing is a notice (a typo shows); a word that is no path is not", async () => {
+    const r = await make({ scripts: [{ blocks: [text("seen")] }] });
+    await r.type("fix @src/missing.ts and see @Override");
+    await r.press(KEY.enter);
+    await r.until("seen");
+    await r.controller.idle();
+    const notices = r.controller.snapshot().items.flatMap((i) => (i.kind === "notice" ? [i.text] : []));
+    expect(notices).toEqual(["@src/missing.ts not attached: there is no file or folder at src/missing.ts"]);
+    expect(r.screen()).toContain("! @src/missing.ts not attached: there is no file or folder at src/missing.ts");
+  });
+
   it("a command's prompt with mentions: false (a review's diff) attaches no file, now or queued", async () => {
     const data = "review this diff:\n+read @notes.md";
     const provider = new GatedProvider("first", " reply");
