@@ -213,11 +213,21 @@ export function inputJsonSchema(schema: ToolInputSchema): Record<string, unknown
 }
 
 /**
- * Formats a zod error as one line for the model: `INVALID_ARGUMENTS: path: expected string`.
+ * What is wrong with a call's arguments, one line naming each field
+ * (`path: Invalid input: expected string, received number; limit: …`): the reason of
+ * {@link invalidArguments}, and of a front end's line for the call (`larik -p`'s `✗ read: invalid
+ * arguments: …`).
+ */
+export function argumentProblems(error: z.core.$ZodError): string {
+  return error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(input)"}: ${i.message}`).join("; ");
+}
+
+/**
+ * Formats a zod error as one line for the model: `INVALID_ARGUMENTS: read: path: expected string.
+ * Fix the arguments …`.
  */
 export function invalidArguments(tool: string, error: z.core.$ZodError): string {
-  const parts = error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(input)"}: ${i.message}`);
-  return `INVALID_ARGUMENTS: ${tool}: ${parts.join("; ")}. Fix the arguments to match the tool's schema and call it again.`;
+  return `INVALID_ARGUMENTS: ${tool}: ${argumentProblems(error)}. Fix the arguments to match the tool's schema and call it again.`;
 }
 
 /**

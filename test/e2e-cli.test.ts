@@ -1139,15 +1139,30 @@ describe("larik -p end to end", () => {
       expect(r.stderr).toMatch(/-p needs a prompt/);
     });
 
-    it("a malformed tool call from the model: an English INVALID_ARGUMENTS result, and the turn goes on", async () => {
+    it("a malformed tool call from the model: an English INVALID_ARGUMENTS result, a ✗ line saying why, and the turn goes on", async () => {
       const e = { ...env, OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
       server.requests.length = 0;
-      server.push({ tools: [{ id: "c1", name: "read", input: { path: 42 } }] }, { text: "sorry" });
+      const calls = [
+        { id: "c1", name: "read", input: { path: 42 } },
+        { id: "c2", name: "read", input: {} },
+        { id: "c3", name: "bash", input: { command: "echo hi", timeout: "soon" } },
+        { id: "c4", name: "glob", input: { pattern: "*.js" } },
+      ];
+      server.push({ tools: calls }, { text: "sorry" });
       const r = await runCli(["-p", "--model", "openai-compatible/m", "read it"], { cwd: repo, env: e });
       expect(r.code).toBe(0);
       expect(r.stdout).toBe("sorry\n");
-      const result = server.requests[1]!.body.messages.find((m: any) => m.role === "tool").content;
-      expect(result).toMatch(/^INVALID_ARGUMENTS: read: path: Invalid input: expected string, received number/);
+      const results = server.requests[1]!.body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content);
+      expect(results[0]).toMatch(/^INVALID_ARGUMENTS: read: path: Invalid input: expected string, received number/);
+      // no `→ read {}` as if it ran: the tool, that its arguments were wrong, and which (a call
+      // that fits its schema keeps its `→` line)
+      expect(r.stderr.split("\n")).toEqual([
+        '✗ read {"path":42}: invalid arguments: path: Invalid input: expected string, received number',
+        "✗ read: invalid arguments: path: Invalid input: expected string, received undefined",
+        "✗ bash echo hi: invalid arguments: timeout: Invalid input: expected number, received string",
+        "→ glob *.js",
+        "",
+      ]);
     });
 
     it("a torn last session line is recovered and the session resumes", async () => {

@@ -30,13 +30,23 @@ export class TextPrinter implements Printer {
    */
   #denied = new Map<string, string>();
   /**
+   * The `✗ … invalid arguments: …` line of each call whose arguments fail its tool's schema, by
+   * tool id: the kernel refuses it before it runs (an `INVALID_ARGUMENTS` result), so like a
+   * denied call it gets no start line, and its line says what is wrong instead of `→ read {}`.
+   */
+  #invalid = new Map<string, string>();
+  /**
    * @param summarize the compact input of a call of the tool named (≤120 chars); the run passes
    *   one that asks the registered tool ({@link toolInputSummary}), the generic summary otherwise
+   * @param problems what is wrong with a call's arguments, one line (`path: Invalid input: …`), or
+   *   undefined when they fit the tool's schema or the tool is unknown here; the run passes one
+   *   that checks them as the kernel does (`parseToolArguments`, `argumentProblems`)
    */
   constructor(
     private out: Out,
     private err: Out,
     private summarize: (toolName: string, input: unknown) => string = (_name, input) => toolInputSummary(undefined, input),
+    private problems: (toolName: string, input: unknown) => string | undefined = () => undefined,
   ) {}
   #text(s: string) {
     if (!s) return;
@@ -55,14 +65,24 @@ export class TextPrinter implements Printer {
       case "text_delta":
         if (!ev.agent) this.#text(ev.text);
         break;
-      case "tool_start":
-        if (!this.#denied.has(ev.tool_id)) this.#line(`${prefix}→ ${ev.tool_name} ${this.summarize(ev.tool_name, ev.input)}`);
+      case "tool_start": {
+        if (this.#denied.has(ev.tool_id)) break;
+        const what = this.summarize(ev.tool_name, ev.input);
+        const problem = this.problems(ev.tool_name, ev.input);
+        // the summary of arguments that are wrong is often only their JSON (`{}`): left out then
+        if (problem !== undefined) this.#invalid.set(ev.tool_id, `${prefix}✗ ${ev.tool_name}${what && what !== "{}" ? ` ${what}` : ""}: invalid arguments: ${problem}`);
+        else this.#line(`${prefix}→ ${ev.tool_name} ${what}`);
         break;
+      }
       case "tool_end": {
         const denied = this.#denied.get(ev.tool_id);
+        const invalid = this.#invalid.get(ev.tool_id);
+        this.#invalid.delete(ev.tool_id);
         if (denied !== undefined) {
           this.#denied.delete(ev.tool_id);
           this.#line(denied);
+        } else if (invalid !== undefined && ev.is_error && ev.output.startsWith("INVALID_ARGUMENTS: ")) {
+          this.#line(invalid);
         } else if (ev.is_error) {
           // bash puts what stopped it last ("[timed out …]", "[interrupted …]"), after its output
           const shown = toolErrorLine(ev.output);

@@ -4,6 +4,7 @@
  */
 import {
   agentOptionsFromArgs,
+  argumentProblems,
   commandErrorText,
   ConfigError,
   expandMentions,
@@ -11,6 +12,7 @@ import {
   nearestCommand,
   parseCommandLine,
   parseDuration,
+  parseToolArguments,
   type Agent,
   type AgentEvent,
   type Block,
@@ -157,7 +159,19 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
     stop.abort();
     agent?.cancel(signal === "SIGINT" ? undefined : stopSignalReason(signal));
   });
-  const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err, (name, input) => toolInputSummary(host.tools.get(name), input));
+  const printer: Printer =
+    format === "json"
+      ? new JsonPrinter(io.out)
+      : new TextPrinter(
+          io.out,
+          io.err,
+          (name, input) => toolInputSummary(host.tools.get(name), input),
+          (name, input) => {
+            const tool = host.tools.get(name);
+            const parsed = tool && parseToolArguments(tool.input, input);
+            return parsed && !parsed.success ? argumentProblems(parsed.error) : undefined;
+          },
+        );
   let readerGone = false;
   const onReaderGone = () => {
     readerGone = true;
