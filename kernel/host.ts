@@ -39,8 +39,8 @@ export interface HostOptions {
   /** Notices gathered before the host existed (settings warnings). */
   notices?: string[];
   /**
-   * How long a plugin's `setup` may take, in ms, before the host starts without it (default
-   * `LARIK_SETUP_TIMEOUT_MS` from `env`, else {@link DEFAULT_SETUP_TIMEOUT_MS}).
+   * How long a plugin's `setup` may take, in ms, before the host starts without it; `0` for no
+   * limit (default `LARIK_SETUP_TIMEOUT_MS` from `env`, else {@link DEFAULT_SETUP_TIMEOUT_MS}).
    */
   setupTimeoutMs?: number;
 }
@@ -88,7 +88,7 @@ export class Host {
   readonly #agents = new Set<Agent>();
   /** While {@link Host.create} loads its list: why a required name is not loaded yet. */
   #whyMissing?: (name: string) => string;
-  /** How long a plugin's setup may take (ms). */
+  /** How long a plugin's setup may take (ms); 0 for no limit. */
   readonly #setupTimeoutMs: number;
 
   private constructor(opts: HostOptions) {
@@ -100,13 +100,17 @@ export class Host {
     this.#setupTimeoutMs = opts.setupTimeoutMs ?? this.#setupTimeoutFromEnv();
   }
 
-  /** `LARIK_SETUP_TIMEOUT_MS` when it is a positive number, else the default (with a notice for a bad value). */
+  /**
+   * `LARIK_SETUP_TIMEOUT_MS` when it is a positive number or `0` (no limit, as for a setup that
+   * rightly waits long: a debugger attached), else the default (with a notice for a bad value).
+   */
   #setupTimeoutFromEnv(): number {
     const raw = this.env.LARIK_SETUP_TIMEOUT_MS;
     if (raw === undefined || raw === "") return DEFAULT_SETUP_TIMEOUT_MS;
-    const ms = Number(raw);
-    if (Number.isFinite(ms) && ms > 0) return ms;
-    this.notices.push(`LARIK_SETUP_TIMEOUT_MS: expected a positive number of milliseconds, got ${JSON.stringify(raw)}; using ${DEFAULT_SETUP_TIMEOUT_MS}`);
+    // Number(" ") is 0, which would read as "no limit"
+    const ms = raw.trim() === "" ? NaN : Number(raw);
+    if (Number.isFinite(ms) && ms >= 0) return ms;
+    this.notices.push(`LARIK_SETUP_TIMEOUT_MS: expected a number of milliseconds, or 0 for no limit, got ${JSON.stringify(raw)}; using ${DEFAULT_SETUP_TIMEOUT_MS}`);
     return DEFAULT_SETUP_TIMEOUT_MS;
   }
 
@@ -258,9 +262,10 @@ export class Host {
   }
 
   /**
-   * Waits for an async setup, at most the setup time limit. The timer is cleared as soon as the
-   * setup settles; until then it keeps the process alive on purpose: a setup awaiting a promise
-   * that nothing will settle would otherwise let Node exit silently, with status 0, mid start-up.
+   * Waits for an async setup, at most the setup time limit (with limit 0, for as long as it
+   * takes). The timer is cleared as soon as the setup settles; until then it keeps the process
+   * alive on purpose: a setup awaiting a promise that nothing will settle would otherwise let Node
+   * exit silently, with status 0, mid start-up (with no limit, it then waits until stopped).
    * @throws Error when the limit passes first (the setup is then abandoned: its later
    * registrations are refused, its later failure ignored); the setup's own error otherwise.
    */
@@ -268,6 +273,12 @@ export class Host {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const limit = this.#setupTimeoutMs;
     const late = new Promise<never>((_, reject) => {
+      if (limit === 0) {
+        // no limit: only the keep-alive (setTimeout's longest delay, about 24.8 days, renewed)
+        const keepAlive = () => (timer = setTimeout(keepAlive, 2 ** 31 - 1));
+        keepAlive();
+        return;
+      }
       timer = setTimeout(() => {
         loaded.abandoned = true;
         reject(new Error(`did not finish within ${limit / 1000} s (LARIK_SETUP_TIMEOUT_MS sets the limit)`));

@@ -46,7 +46,8 @@ export interface PluginContext {
 /**
  * A plugin (DESIGN.md "The plugin contract"): `name` is unique in a host; `setup` registers
  * through `ctx` and should be cheap. A throw in `setup` skips the plugin with a notice, and so
- * does a `setup` still unfinished after the host's time limit (10 s, `LARIK_SETUP_TIMEOUT_MS`).
+ * does a `setup` still unfinished after the host's time limit (10 s, `LARIK_SETUP_TIMEOUT_MS`;
+ * `0` for none).
  */
 export interface Plugin {
   name: string;

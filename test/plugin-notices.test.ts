@@ -252,10 +252,19 @@ describe("a plugin whose setup never finishes", () => {
   }, 20_000);
 
   it("a bad LARIK_SETUP_TIMEOUT_MS is one line saying what to write, and the default applies", async () => {
-    const r = await larik(["--help"], { LARIK_SETUP_TIMEOUT_MS: "10s" });
-    expect(r.code).toBe(0);
-    expect(lines(r.stderr)).toEqual(['! LARIK_SETUP_TIMEOUT_MS: expected a positive number of milliseconds, got "10s"; using 10000']);
-  });
+    for (const bad of ["10s", "-1", " "]) {
+      const r = await larik(["--help"], { LARIK_SETUP_TIMEOUT_MS: bad });
+      expect(r.code).toBe(0);
+      expect(lines(r.stderr)).toEqual([`! LARIK_SETUP_TIMEOUT_MS: expected a number of milliseconds, or 0 for no limit, got ${JSON.stringify(bad)}; using 10000`]);
+    }
+  }, 30_000);
+
+  it("LARIK_SETUP_TIMEOUT_MS=0 is no limit: a slow setup is waited for, with no notice", async () => {
+    personalConfig('export default { plugins: [{ name: "slow", async setup(ctx) { await new Promise((r) => setTimeout(r, 300)); ctx.commands.register({ name: "slowcmd", description: "Loaded late", async run() {} }); } }] };\n');
+    const r = await larik(["--help"], { LARIK_SETUP_TIMEOUT_MS: "0" });
+    expect([r.code, r.stderr]).toEqual([0, ""]);
+    expect(r.stdout).toMatch(/^ {2}\/slowcmd +Loaded late$/m);
+  }, 20_000);
 });
 
 describe("Host.create (embedding)", () => {
@@ -336,6 +345,19 @@ describe("Host.create (embedding)", () => {
     expect(host.commands.list()).toEqual([]);
     expect(host.hooks.preToolUse.taps).toEqual([]);
     expect(host.hooks.stop.taps).toEqual([]);
+    await host.dispose();
+  });
+
+  it("setupTimeoutMs: 0 waits for a setup as long as it takes", async () => {
+    const slow = definePlugin({
+      name: "slow",
+      async setup(ctx) {
+        await new Promise((r) => setTimeout(r, 50));
+        ctx.commands.register({ name: "late", description: "", run: async () => undefined });
+      },
+    });
+    const host = await Host.create({ plugins: [slow], cwd: base, env, setupTimeoutMs: 0 });
+    expect([host.plugins, host.notices, host.commands.list().map((c) => c.name)]).toEqual([["slow"], [], ["late"]]);
     await host.dispose();
   });
 
