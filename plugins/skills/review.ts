@@ -245,7 +245,8 @@ async function mistypedBranch(git: Git, word: string): Promise<string | undefine
     const slash = b.indexOf("/");
     if (slash > 0 && !by.has(b.slice(slash + 1))) by.set(b.slice(slash + 1), b);
   }
-  const near = nearestName(word, [...by.keys()].filter((name) => mistypes(word, name)), word.length <= 4 ? 1 : 2);
+  // no edit limit here: mistypes already bounds it (one edit up to 4 characters, two beyond)
+  const near = nearestName(word, [...by.keys()].filter((name) => mistypes(word, name)), Infinity);
   return near === undefined ? undefined : by.get(near);
 }
 
