@@ -12,16 +12,30 @@ export interface Named {
   name: string;
 }
 
-/** One registry (`host.tools`, `host.providers`, …); `kind` names it in messages. */
+/** One registry (`host.tools`, `host.providers`, …). */
 export class Registry<T extends Named> {
   readonly #entries: { value: T; owner: string }[] = [];
+  /**
+   * The registry's name as plugins reach it (`tools` for `ctx.tools`), for the error of a bad
+   * registration: `ctx.sandboxes.register(…): …`.
+   */
   readonly kind: string;
   constructor(kind: string) {
     this.kind = kind;
   }
 
-  /** Adds `value`; the newest registration of a name wins. `owner` is the plugin name. */
+  /**
+   * Adds `value`; the newest registration of a name wins. `owner` is the plugin name.
+   * @throws TypeError when `value` has no name (not an object, or `name` not a non-empty string):
+   *   everything here is looked up by name, and a nameless entry would fail later, far from the
+   *   plugin that registered it.
+   */
   register(value: T, owner = "host"): Disposer {
+    const name = typeof value === "object" && value !== null ? (value as { name?: unknown }).name : undefined;
+    if (typeof name !== "string" || !name) {
+      const got = typeof value !== "object" || value === null ? (value === null ? "null" : typeof value) : `name ${JSON.stringify(name) ?? "undefined"}`;
+      throw new TypeError(`ctx.${this.kind}.register(…): the value needs a name (a non-empty string), got ${got}`);
+    }
     const entry = { value, owner };
     this.#entries.push(entry);
     return () => {

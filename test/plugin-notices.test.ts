@@ -287,6 +287,28 @@ describe("Host.create (embedding)", () => {
     await host.dispose();
   });
 
+  it("a registration without a name skips its plugin with a notice naming the registry it went to", async () => {
+    const nameless = (name: string, setup: (ctx: any) => void) => definePlugin({ name, setup });
+    const host = await Host.create({
+      plugins: [
+        nameless("a", (ctx) => ctx.sandboxes.register({ available: () => true })),
+        nameless("b", (ctx) => ctx.sessionStores.register({ name: "" })),
+        nameless("c", (ctx) => ctx.frontends.register(null)),
+        nameless("ok", (ctx) => ctx.skills.register({ name: "fine", description: "", body: "" })),
+      ],
+      cwd: base,
+      env,
+    });
+    expect(host.plugins).toEqual(["ok"]);
+    expect(host.notices).toEqual([
+      'plugin "a" failed in setup: ctx.sandboxes.register(…): the value needs a name (a non-empty string), got name undefined; started without it',
+      'plugin "b" failed in setup: ctx.sessionStores.register(…): the value needs a name (a non-empty string), got name ""; started without it',
+      'plugin "c" failed in setup: ctx.frontends.register(…): the value needs a name (a non-empty string), got null; started without it',
+    ]);
+    expect(host.sandboxes.list()).toEqual([]);
+    await host.dispose();
+  });
+
   it("leaves out a plugin named in disable: its setup never runs and it registers nothing", async () => {
     const ran: string[] = [];
     const plugin = (name: string) =>
