@@ -330,8 +330,8 @@ export class Agent {
       // a branch's history may send the model to raw_output for a call its source ran
       if (store) await inheritSidecars(host.env, store, host.cwd, prior).catch(() => {});
       // the user sees them as notices at the first turn, the model as notes (without this
-      // machine's path to the file, which tells the model nothing)
-      for (const w of prior.warnings) agent.notes.push(w.replace(/\S+\.jsonl(?=:\d+:)/g, "the session file"));
+      // machine's path to the file, or byte offsets, which tell the model nothing)
+      agent.notes.push(...(prior.notes ?? prior.warnings.map((w) => w.replace(/\S+\.jsonl(?=:\d+:)/g, "the session file"))));
       host.notices.push(...prior.warnings);
     }
     startupMark("agent open");

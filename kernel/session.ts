@@ -96,8 +96,18 @@ export interface SessionHandle {
   entries(): readonly SessionEntry[];
   /** Appends one entry durably, as one write of one whole record. */
   append(entry: NewEntry): SessionEntry;
-  /** Notices produced when opening (a torn line was recovered, ...). */
+  /**
+   * Notices produced when opening (a torn line was recovered, ...), for the user: they may name
+   * the file, its lines and byte offsets.
+   */
   readonly warnings: readonly string[];
+  /**
+   * For the model, what those warnings mean for the conversation (`part of the saved history was
+   * dropped: the last message may be missing`), without what it cannot use (paths, line numbers,
+   * byte offsets); sent as `<system-note>`s with the next prompt. A store without them has its
+   * warnings sent instead, with a path ending in `.jsonl` replaced by "the session file".
+   */
+  readonly notes?: readonly string[];
   close(): Promise<void>;
 }
 

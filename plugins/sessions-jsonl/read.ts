@@ -142,6 +142,25 @@ function countNul(b: Buffer): number {
   return n;
 }
 
+/**
+ * What an anomaly means for the conversation, for the model: no path, line or byte offset (the
+ * user's warning, {@link anomalyWarning}, has them), which the model cannot use. `fork` for an
+ * anomaly of the session a fork was copied from.
+ */
+export function anomalyNote(a: Anomaly, fork = false): string {
+  const history = fork ? "The saved history of the session this one was forked from" : "This session's saved history";
+  switch (a.reason) {
+    case "torn last line":
+      return `${history} ended in an entry cut short, probably by a crash, which was dropped: the last message or tool result before it may be missing.`;
+    case "NUL bytes":
+      return `${history} lost data in a crash, which was dropped: some earlier messages or tool results may be missing.`;
+    case "NUL padding":
+      return `${history} was damaged in a crash; what was readable was kept, but some earlier messages or tool results may be missing.`;
+    case "invalid entry":
+      return `${history} held an entry this version cannot read, which was skipped: part of the earlier conversation may be missing.`;
+  }
+}
+
 /** The one-line warning shown for an anomaly found in `file`. */
 export function anomalyWarning(file: string, a: Anomaly): string {
   switch (a.reason) {

@@ -44,6 +44,8 @@ export interface JsonlSessionInit {
   entries: SessionEntry[];
   /** Kept by reference: the store adds the notices of the recovery it does after opening. */
   warnings: string[];
+  /** For the model, one per warning (kept by reference too); see `SessionHandle.notes`. */
+  notes?: string[];
   release: () => void;
   /** The file does not end with "\n": the next write starts with one. */
   pendingNewline?: boolean;
@@ -63,6 +65,7 @@ export class JsonlSession implements SessionHandle {
   readonly location: string;
   readonly meta: SessionMeta;
   readonly warnings: readonly string[];
+  readonly notes: readonly string[];
   readonly #entries: SessionEntry[];
   readonly #release: () => void;
   #fd: number | undefined;
@@ -78,6 +81,7 @@ export class JsonlSession implements SessionHandle {
     this.location = init.path;
     this.#entries = init.entries;
     this.warnings = init.warnings;
+    this.notes = init.notes ?? [];
     this.#release = init.release;
     this.#fd = init.fd;
     this.#pendingNewline = init.pendingNewline ?? false;

@@ -19,7 +19,7 @@ import {
 } from "../../kernel/index.js";
 import { ID_PREFIX_RE, newSessionId, SESSION_ID_RE } from "./ids.js";
 import { acquireLock } from "./lock.js";
-import { anomalyWarning, parseSession, type ParsedSession } from "./read.js";
+import { anomalyNote, anomalyWarning, parseSession, type ParsedSession } from "./read.js";
 import { appendWhole, entryLine, JsonlSession } from "./session-file.js";
 import { readHead } from "./title.js";
 
@@ -61,14 +61,14 @@ export class JsonlSessionStore implements SessionStore {
   async create(meta: SessionMeta): Promise<SessionHandle> {
     const problem = sessionMetaProblem(meta);
     if (problem) throw new Error(`invalid session meta: ${problem}`);
-    return this.#createWith(meta.cwd, [], (id) => [{ id: `${id}-0`, parent_id: null, type: "meta", ts: isoTime(), meta }], true);
+    return this.#createWith(meta.cwd, { warnings: [], notes: [] }, (id) => [{ id: `${id}-0`, parent_id: null, type: "meta", ts: isoTime(), meta }], true);
   }
 
   /**
    * Creates `<id>.jsonl` (O_EXCL, 0600) for a fresh id, takes its lock and writes the entries
    * `build(id)` returns in one write.
    */
-  #createWith(cwd: string, warnings: string[], build: (id: string) => SessionEntry[], fresh = false): JsonlSession {
+  #createWith(cwd: string, told: { warnings: string[]; notes: string[] }, build: (id: string) => SessionEntry[], fresh = false): JsonlSession {
     const dir = this.#ensureDir(cwd);
     for (let attempt = 0; ; attempt++) {
       const id = newSessionId();
@@ -87,7 +87,7 @@ export class JsonlSessionStore implements SessionStore {
         const entries = build(id);
         appendWhole(fd, Buffer.concat(entries.map(entryLine)), 0);
         if (this.#fsync) fdatasyncSync(fd);
-        return new JsonlSession({ id, path, fd, entries, warnings, release, fsync: this.#fsync, fresh });
+        return new JsonlSession({ id, path, fd, entries, ...told, release, fsync: this.#fsync, fresh });
       } catch (err) {
         closeSync(fd);
         // Nothing was written (or a torn head): leave no unreadable file behind.
@@ -163,12 +163,14 @@ export class JsonlSessionStore implements SessionStore {
       const parsed = this.#read(path);
       fd = openSync(path, "a", 0o600);
       const warnings: string[] = [];
+      const notes: string[] = [];
       const session = new JsonlSession({
         id,
         path,
         fd,
         entries: parsed.entries,
         warnings,
+        notes,
         release,
         pendingNewline: !parsed.endsWithNewline,
         fsync: this.#fsync,
@@ -180,6 +182,7 @@ export class JsonlSessionStore implements SessionStore {
           data: { reason: a.reason, line: a.line, offset: a.offset, bytes: a.bytes, nul_bytes: a.nul_bytes, kept: a.kept, dropped: a.kept ? "" : a.preview },
         });
         warnings.push(anomalyWarning(path, a));
+        notes.push(anomalyNote(a));
       }
       return session;
     } catch (err) {
@@ -236,7 +239,8 @@ export class JsonlSessionStore implements SessionStore {
     }
     const meta: SessionMeta = { ...source[0]!.meta!, fork_of: id, fork_at: at };
     const warnings = parsed.anomalies.map((a) => `fork source ${anomalyWarning(path, a)}`);
-    return this.#createWith(cwd, warnings, (newId) => {
+    const notes = parsed.anomalies.map((a) => anomalyNote(a, true));
+    return this.#createWith(cwd, { warnings, notes }, (newId) => {
       const out: SessionEntry[] = [{ id: `${newId}-0`, parent_id: null, type: "meta", ts: isoTime(), meta }];
       let seen = 0;
       for (const e of source) {

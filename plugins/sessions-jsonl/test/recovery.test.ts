@@ -28,6 +28,8 @@ describe("torn last line", () => {
     const h = await t.store.open(t.cwd, id);
     expect(h.warnings).toHaveLength(1);
     expect(h.warnings[0]).toMatch(/:4: dropped a torn last line \(\d+ bytes at byte \d+\)/);
+    // the model is told what it means for the conversation, not where in which file
+    expect(h.notes).toEqual(["This session's saved history ended in an entry cut short, probably by a crash, which was dropped: the last message or tool result before it may be missing."]);
     const rec = h.entries().at(-1)!;
     expect(rec.type).toBe("recovery");
     expect(rec.data).toMatchObject({ reason: "torn last line", offset: intact.length, bytes: Buffer.byteLength(torn), line: 4 });
@@ -44,7 +46,7 @@ describe("torn last line", () => {
     expect(JSON.parse(lines[5]!).message).toEqual(user("third"));
 
     const again = await t.store.open(t.cwd, id);
-    expect(again.warnings).toEqual([]);
+    expect([again.warnings, again.notes]).toEqual([[], []]);
     expect(replay(again.entries()).all).toEqual([user("first"), assistant("second"), user("third")]);
     expect(again.entries().filter((e) => e.type === "recovery")).toHaveLength(1);
     await again.close();
@@ -81,6 +83,7 @@ describe("torn last line", () => {
     const before = readFileSync(path);
     const f = await t.store.fork(t.cwd, id);
     expect(f.warnings[0]).toMatch(/^fork source .*torn last line/);
+    expect(f.notes).toEqual([expect.stringMatching(/^The saved history of the session this one was forked from ended in an entry cut short/)]);
     expect(replay(f.entries()).all).toHaveLength(2);
     await f.close();
     expect(readFileSync(path).equals(before)).toBe(true);
