@@ -90,6 +90,13 @@ describe("modes × kinds (§4 steps 3–10)", () => {
     expect(c.decide(write("../src/a.ts")).decision).toBe("ask");
   });
 
+  test("accept-edits: write_files with one path outside cwd asks for the whole call", () => {
+    const c = checker("accept-edits", { cwd: join(root, "sub") });
+    const call: PermissionCall = { tool: "write_files", kind: "write", input: {}, writePaths: ["deep/x.ts", "../src/a.ts"] };
+    expect(c.decide(call).decision).toBe("ask");
+    expect(c.decide({ ...call, writePaths: ["deep/x.ts", "deep/y.ts"] }).decision).toBe("allow");
+  });
+
   test("plan mode: an allow rule lets a web tool through, never bash or a write", () => {
     const c = checker("plan", { allow: ["web_fetch(domain:example.com)", "bash", "write"] });
     expect(c.decide(calls.web_fetch!).decision).toBe("allow");
