@@ -392,6 +392,15 @@ describe("Stop and SubagentStop", () => {
     expect(stopReason(await drain(r2.agent))).toBe("hook_stopped");
   });
 
+  it("a Stop hook that always blocks sends the agent back at most 5 times, then the turn ends", async () => {
+    const a = sh("always", `cat > /dev/null; echo x >> "${dir}/always.log"; echo "not yet" >&2; exit 2`);
+    const replies = Array.from({ length: 7 }, (_, i) => ({ blocks: [text(`try ${i}`)] }));
+    const { agent, provider } = await open({ hooks: { Stop: hook(a) } }, replies);
+    expect(stopReason(await drain(agent))).toBe("end_turn");
+    expect(provider.requests).toHaveLength(6);
+    expect(read("always.log").trim().split("\n")).toHaveLength(6);
+  });
+
   it("SubagentStop fires for a labelled agent with agent_type, Stop does not", async () => {
     const sub = sh("sub", `cat > "${dir}/sub.json"`);
     const stop = sh("stop", `echo ran > "${dir}/stop.txt"`);
