@@ -221,6 +221,14 @@ describe("agent loop", () => {
     expect(agent.prompts()).toEqual([{ index: 0, text: "hello" }]);
   });
 
+  it("sends a queued note once: the next prompt goes without it", async () => {
+    const { agent, provider } = await setup([{ blocks: [text("ok")] }, { blocks: [text("ok")] }]);
+    agent.addNote("files were reverted: a.txt");
+    await drain(agent.run("hello"));
+    await drain(agent.run("again"));
+    expect(provider.requests[1]!.messages.at(-1)!.blocks).toEqual([{ type: "text", text: "again" }]);
+  });
+
   it("a mention note goes with its own prompt: one refused as busy hands none to the running turn or the next", async () => {
     const { agent, provider } = await setup([{ blocks: [text("slow")], delayMs: 30 }, { blocks: [text("ok")] }]);
     // expanding a mention of nothing leaves the agent's queue alone: the note comes back to the caller
