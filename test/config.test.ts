@@ -171,6 +171,12 @@ describe("shared files may only tighten", () => {
     shared({ max_turns: 201 });
     r = await loadSettings(repo, env);
     expect(r.settings.max_turns).toBeUndefined();
+
+    // the budget warning's default (0.8) is the ceiling too: a later warning is a looser one
+    shared({ budget: { warn_at: 0.95 } });
+    r = await loadSettings(repo, env);
+    expect(r.settings.budget).toBeUndefined();
+    expect(r.notices[0]).toContain('"budget.warn_at" (may only lower it: 0.95 > 0.8)');
   });
 
   it("may enable the sandbox and turn features off, never the reverse", async () => {
