@@ -143,6 +143,10 @@ describe("NUL bytes", () => {
     expect(h.warnings[0]).toMatch(/:3: dropped \d+ bytes holding \d+ NUL bytes at byte \d+/);
     expect(replay(h.entries()).all).toEqual([user("first"), assistant("later")]);
     expect(h.entries().at(-1)?.data).toMatchObject({ reason: "NUL bytes", line: 3, nul_bytes: zeroed.length });
+    // fewer entries than sequence numbers used: the recovery entry still gets an id of its own
+    const ids = h.entries().map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(h.entries().at(-1)?.id).toBe(`${id}-4`);
     await h.close();
     const again = await t.store.open(t.cwd, id);
     expect(again.warnings).toEqual([]);
