@@ -79,6 +79,16 @@ describe("one writer per session", { timeout: 120_000 }, () => {
     await h.close();
   });
 
+  it("closing leaves alone a lock that another process holds by now (ours was deleted and taken over)", async () => {
+    const h = await t.store.create(meta(t.cwd));
+    const lock = `${h.location}.lock`;
+    rmSync(lock);
+    writeFileSync(lock, "1\n"); // pid 1 is alive in every container and on every host
+    await h.close();
+    expect(readFileSync(lock, "utf8")).toBe("1\n");
+    rmSync(lock);
+  });
+
   it("a process that exits without closing releases its lock", async () => {
     const h = await t.store.create(meta(t.cwd));
     h.append({ type: "message", message: user("hello") });
