@@ -53,6 +53,14 @@ describe("edit", () => {
     expect(await readFile(f, "utf8")).toBe("x = 2\nx = 2\nx = 2\n");
   });
 
+  it("two matches are already ambiguous: nothing is changed", async () => {
+    const f = await prepared("two.txt", "x = 1\ny = 0\nx = 1\n");
+    const r = await call(editTool, { path: "two.txt", old_string: "x = 1", new_string: "x = 2" }, ctx);
+    expect(r.is_error).toBe(true);
+    expect(r.content).toContain("old_string matches 2 times in two.txt");
+    expect(await readFile(f, "utf8")).toBe("x = 1\ny = 0\nx = 1\n");
+  });
+
   it("rejects identical strings, an empty old_string and a missing match", async () => {
     await prepared("s.txt", "hello\n    indented line\n");
     const same = await call(editTool, { path: "s.txt", old_string: "hello", new_string: "hello" }, ctx);
