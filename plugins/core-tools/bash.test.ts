@@ -96,6 +96,15 @@ describe("bash", () => {
     expect(await until(() => !alive(pid))).toBe(true);
   });
 
+  it("a timeout kills through the process group a child that dropped the environment (`env -i`), so no marker finds it", async () => {
+    const pidFile = join(root, "bare.pid");
+    const r = await call(bash, { command: `env -i sleep 60 & echo $! > ${pidFile}; sleep 60`, timeout: 1 }, ctx);
+    expect(r.content).toContain("[timed out after 1 s; the command and its child processes were killed]");
+    const pid = Number(await readFile(pidFile, "utf8"));
+    strays.push(pid);
+    expect(await until(() => !alive(pid))).toBe(true);
+  });
+
   it("kills with SIGKILL what ignores the SIGTERM of a timeout, after the grace period", async () => {
     const pidFile = join(root, "pids");
     // an ignored signal stays ignored in the children, so neither bash nor sleep stops on SIGTERM
