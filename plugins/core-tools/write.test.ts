@@ -65,6 +65,15 @@ describe("write", () => {
     expect(await readdir(root)).toEqual(["run.sh"]);
   });
 
+  it("keeps a mode the umask would narrow (group- and world-writable)", async () => {
+    await writeTree(root, { "shared.txt": "1\n" });
+    await chmod(join(root, "shared.txt"), 0o666);
+    const ctx = makeContext(root);
+    await call(readTool, { path: "shared.txt" }, ctx);
+    expect((await call(writeTool, { path: "shared.txt", content: "2\n" }, ctx)).is_error).toBeFalsy();
+    expect((await stat(join(root, "shared.txt"))).mode & 0o777).toBe(0o666);
+  });
+
   it("does not write when the checkpoint fails", async () => {
     const ctx = makeContext(root, { failCheckpoint: () => true });
     const r = await call(writeTool, { path: "n.txt", content: "x" }, ctx);
