@@ -156,6 +156,43 @@ describe("stream details", () => {
     expect(out.done!.usage).toEqual({ input: 10, output: 2, cache_read: 40, cache_write: 0 });
   });
 
+  it("reads Groq's usage from x_groq on the last chunk", async () => {
+    const body = sseBody([
+      { data: chunk({ content: "x" }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], x_groq: { id: "req_1", usage: { prompt_tokens: 30, completion_tokens: 4 } } }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider("groq")).stream(request()));
+    expect(out.done!.usage).toEqual({ input: 30, output: 4, cache_read: 0, cache_write: 0 });
+  });
+
+  it("a cached count above the prompt's is capped at it: input never goes negative", async () => {
+    const body = sseBody([
+      { data: chunk({ content: "x" }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }], usage: { prompt_tokens: 50, completion_tokens: 2, prompt_tokens_details: { cached_tokens: 64 } } }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done!.usage).toEqual({ input: 0, output: 2, cache_read: 50, cache_write: 0 });
+  });
+
+  it("reads only the first choice: a second one (n > 1 on a server that ignores n) is not mixed in", async () => {
+    const two = (delta0: object, delta1: object) =>
+      JSON.stringify({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta: delta0, finish_reason: null }, { index: 1, delta: delta1, finish_reason: null }] });
+    const body = sseBody([
+      { data: two({ content: "Hello" }, { content: "Other" }) },
+      { data: two({}, { tool_calls: [{ index: 0, id: "x", type: "function", function: { name: "read", arguments: "{}" } }] }) },
+      { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }, { index: 1, delta: {}, finish_reason: "tool_calls" }] }) },
+      { data: "[DONE]" },
+    ]);
+    server.enqueue({ status: 200, body });
+    const out = await collect((await provider()).stream(request()));
+    expect(out.done!.message.blocks).toEqual([{ type: "text", text: "Hello" }]);
+    expect(out.done!.stop_reason).toBe("end_turn");
+  });
+
   it("counts reasoning in output when completion_tokens leaves it out (xAI), and only then", async () => {
     const usage = (u: object) =>
       sseBody([{ data: chunk({ content: "Hi" }) }, { data: JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) }, { data: JSON.stringify({ choices: [], usage: u }) }, { data: "[DONE]" }]);
