@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -244,6 +244,18 @@ describe("agent loop", () => {
     const { agent: a2, provider: p2 } = await setup([{ blocks: [text("ok")] }]);
     await drain(a2.run(x.blocks, { notes: x.notes }));
     expect(p2.requests[0]!.messages[0]!.blocks[0]).toEqual({ type: "text", text: `<system-note>${x.notes[0]}</system-note>` });
+  });
+
+  it("a mention followed by prose punctuation attaches the file it names, with its line range", async () => {
+    const { agent } = await setup([]);
+    mkdirSync(join(agent.host.cwd, "src"));
+    writeFileSync(join(agent.host.cwd, "src", "a.ts"), "one\ntwo\n");
+    writeFileSync(join(agent.host.cwd, "odd,"), "a name that ends in a comma\n");
+    const x = await expandMentions("see @src/a.ts, then @src/a.ts#L2. and @odd, (or @nowhere.md.) @alice!", agent);
+    const attached = x.blocks.slice(1).map((b) => (b as { attachment?: string }).attachment);
+    expect(attached).toEqual(["src/a.ts", "src/a.ts#L2-2", "odd,"]);
+    expect((x.blocks[2] as { text: string }).text).toBe('<file path="src/a.ts" lines="2-2">\n     2\ttwo\n</file>');
+    expect(x.notices).toEqual(["@nowhere.md not attached: there is no file or folder at nowhere.md"]);
   });
 
   it("stops at max_turns", async () => {

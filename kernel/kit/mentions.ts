@@ -20,6 +20,14 @@ const IMAGE_TYPES: Record<string, string> = { ".png": "image/png", ".jpg": "imag
 
 const MENTION = /(^|\s)@(?:"([^"\n]+)"|([^\s"]+))/g;
 
+/** Sentence punctuation that may follow an unquoted mention in prose: `@a.ts,` `@a.ts.` `(@a.ts)`. */
+const TRAILING_PUNCTUATION = /[,.;:!?)\]}'"`>]+$/;
+
+/** The path part of a mention token: without a `#L10` or `#L10-40` line range. */
+function pathOf(token: string): string {
+  return /^(.*)#L\d+(?:-\d+)?$/.exec(token)?.[1] ?? token;
+}
+
 /**
  * A mention that reads as a path even when nothing is there: a folder part, a file extension or
  * a quoted name. `@alice`, `@here` or `@v2` name no file and are prose, which neither the model
@@ -78,13 +86,20 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
     notes.push(`The user's mention @${token} was not attached, so its content is not in this message: ${why}.`);
   };
   for (const m of text.matchAll(MENTION)) {
-    const token = m[2] ?? m[3]!;
+    let token = m[2] ?? m[3]!;
+    let st = await stat(resolve(cwd, pathOf(token))).catch(() => undefined);
+    // prose punctuation after a mention ("see @src/a.ts, then …") is not part of its path; a
+    // file whose name really ends so is taken as named
+    const bare = m[3] !== undefined && !st ? token.replace(TRAILING_PUNCTUATION, "") : token;
+    if (bare !== token && bare) {
+      token = bare;
+      st = await stat(resolve(cwd, pathOf(token))).catch(() => undefined);
+    }
     const range = /^(.*)#L(\d+)(?:-(\d+))?$/.exec(token);
-    const path = range ? range[1]! : token;
+    const path = pathOf(token);
     if (!path || seen.has(token)) continue;
     seen.add(token);
     const abs = resolve(cwd, path);
-    const st = await stat(abs).catch(() => undefined);
     if (!st) {
       if (looksLikePath(path, m[2] !== undefined)) {
         const where = relative(cwd, abs).split("\\").join("/");
