@@ -154,6 +154,17 @@ const knownKeySet = () => (knownKeys ??= new Set(Object.keys(settingsSchema().sh
 const isKnownKey = (key: string) => knownKeySet().has(key);
 /** The known key at most two edits (insert, delete, substitute, swap) from `key`, if any. */
 const nearestKnownKey = (key: string) => nearestName(key, knownKeySet());
+/**
+ * The keys the schema knows inside the known key `key` when its value is an object of fixed
+ * keys (`permissions` → allow, deny); undefined for a map (`providers`) or a plain value.
+ */
+function knownKeysIn(key: string): string[] | undefined {
+  type Def = { _zod?: { def?: { innerType?: Def; shape?: Record<string, unknown> } } };
+  let schema = (settingsSchema().shape as Record<string, Def>)[key];
+  while (schema?._zod?.def?.innerType) schema = schema._zod.def.innerType;
+  const shape = schema?._zod?.def?.shape;
+  return shape ? Object.keys(shape) : undefined;
+}
 
 /** Maps whose entries are whole units (a server, a provider): a bad field drops its entry. */
 const UNIT_MAPS = new Set(["mcp_servers", "providers", "models", "lsp", "role_options", "fallbacks", "model_sampling"]);
@@ -428,8 +439,10 @@ function applyShared(acc: Settings, data: Record<string, unknown>, label: string
     if (value === to) set(path, to);
     else if (value !== undefined) ignored.push(`"${path.join(".")}" (may only be ${to})`);
   };
+  /** Known keys a shared file may not set; an unknown one is no loosening (a typo has its notice). */
   const rest = (obj: Record<string, unknown>, prefix: string, handled: string[]): void => {
-    for (const k of Object.keys(obj)) if (!handled.includes(k)) ignored.push(`"${prefix}.${k}"`);
+    const known = knownKeysIn(prefix);
+    for (const k of Object.keys(obj)) if (!handled.includes(k) && (!known || known.includes(k))) ignored.push(`"${prefix}.${k}"`);
   };
 
   for (const [key, value] of Object.entries(data)) {
@@ -551,7 +564,15 @@ function mergeLayers(layers: Layer[], personalLabel: string, notices: string[]):
  */
 function noteTypos(data: Record<string, unknown>, label: string, notices: string[], codeOnly = false): void {
   for (const key of Object.keys(data)) {
-    if (isKnownKey(key)) continue;
+    if (isKnownKey(key)) {
+      // one level down too: `permissions.dney` would drop the rules it lists without a word
+      const inner = isObject(data[key]) ? knownKeysIn(key) : undefined;
+      for (const k of inner ? Object.keys(data[key] as object) : []) {
+        const near = inner!.includes(k) ? undefined : nearestName(k, inner!);
+        if (near) notices.push(`${label}: unknown key "${key}.${k}" (did you mean "${key}.${near}"?)`);
+      }
+      continue;
+    }
     // in larik.config.ts, `plugin: [...]` for `plugins` would load nothing, silently
     const near = nearestKnownKey(key) ?? (codeOnly ? nearestName(key, CODE_ONLY_KEYS) : undefined);
     if (near) notices.push(`${label}: unknown key "${key}" (did you mean "${near}"?)`);

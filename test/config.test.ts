@@ -313,6 +313,20 @@ describe("bad values", () => {
     expect(s.notices).toEqual(['.larik/settings.json: unknown key "permisions" (did you mean "permissions"?)']);
   });
 
+  it("names the key a typo one level down was meant to be, in a shared file and a personal one, and calls it no loosening", async () => {
+    shared({ permissions: { dney: ["bash"], deny: ["write(.env)"], allow: ["bash(ls)"] } });
+    personal({ permissions: { alow: ["read"] }, budget: { warn_at: 0.5, wran_at: 0.7 } });
+    const s = await loadSettings(repo, env);
+    // unknown keys pass through, as at the top level: only the shared deny rule applies
+    expect(s.settings.permissions).toEqual({ alow: ["read"], deny: ["write(.env)"] });
+    expect(s.notices).toEqual([
+      '~/.config/larik/config.json: unknown key "permissions.alow" (did you mean "permissions.allow"?)',
+      '~/.config/larik/config.json: unknown key "budget.wran_at" (did you mean "budget.warn_at"?)',
+      '.larik/settings.json: unknown key "permissions.dney" (did you mean "permissions.deny"?)',
+      '.larik/settings.json: ignored "permissions.allow": a shared project file may only tighten settings (set these in ~/.config/larik/config.json)',
+    ]);
+  });
+
   it("rejects a bad value in the private project file", async () => {
     priv({ mode: "reckless" });
     const err = await configError(loadSettings(repo, env));
