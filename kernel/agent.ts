@@ -814,7 +814,7 @@ export class Agent {
         if (!refused[announced]) continue;
         const use = uses[announced]!;
         const r = results[announced]!;
-        emit({ type: "tool_start", tool_id: use.id, tool_name: use.name, input: use.input });
+        emit({ type: "tool_start", tool_id: use.id, tool_name: use.name, input: use.input, refused: true });
         emit({ type: "tool_end", tool_id: use.id, tool_name: use.name, input: use.input, output: r.content, is_error: true });
       }
     };

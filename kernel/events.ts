@@ -132,6 +132,12 @@ export const AgentEventSchema = lazySchema(() =>
       tool_id: z.string(),
       tool_name: z.string(),
       input: z.unknown(),
+      /**
+       * The call was refused before it ran (unknown tool, arguments that are not JSON or do not
+       * fit the tool's schema, a hook or the permission checker said no): its `tool_end`, with
+       * the reason, follows at once. Absent for a call that runs.
+       */
+      refused: z.optional(z.literal(true)),
       ...base(),
     }),
     z.object({

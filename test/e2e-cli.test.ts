@@ -1165,6 +1165,40 @@ describe("larik -p end to end", () => {
       ]);
     });
 
+    it("a call refused before it runs (unknown tool, cut-off JSON, a deny rule) has no → line, only a ✗ line in the user's words", async () => {
+      const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+      mkdirSync(join(home, ".config", "larik"), { recursive: true });
+      writeFileSync(join(home, ".config", "larik", "config.json"), JSON.stringify({ permissions: { deny: ["bash(rm *)"] } }));
+      const e = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+      server.requests.length = 0;
+      const calls = [
+        { id: "c1", name: "raed", input: { path: "sum.js" } },
+        { id: "c2", name: "read", input: {}, raw: '{"path": "sum.j' },
+        { id: "c3", name: "read", input: {}, raw: '["sum.js"]' },
+        { id: "c4", name: "bash", input: { command: "rm -rf build" } },
+        { id: "c5", name: "glob", input: { pattern: "*.js" } },
+      ];
+      server.push({ tools: calls }, { text: "sorry" });
+      const r = await runCli(["-p", "--mode", "yolo", "--model", "openai-compatible/m", "go"], { cwd: repo, env: e });
+      expect([r.code, r.stdout]).toEqual([0, "sorry\n"]);
+      const results = server.requests[1]!.body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content);
+      // the model still gets its instructions
+      expect(results[1]).toMatch(/^INVALID_JSON: the arguments of read were not complete JSON .*Resend the call/);
+      expect(r.stderr.split("\n")).toEqual([
+        expect.stringMatching(/^✗ raed sum\.js: unknown tool "raed" \(did you mean "read"\?\): available tools are /),
+        '✗ read: arguments not complete JSON: {"path": "sum.j',
+        '✗ read: arguments not a JSON object (an array): ["sum.js"]',
+        "✗ bash rm -rf build: permission denied: denied by rule bash(rm *)",
+        "→ glob *.js",
+        "",
+      ]);
+      // a reader of --output json learns the same from the start event
+      server.push({ tools: [calls[0]!] }, { text: "sorry" });
+      const j = await runCli(["-p", "--output", "json", "--model", "openai-compatible/m", "go"], { cwd: repo, env: e });
+      const starts = j.stdout.trim().split("\n").map((l) => JSON.parse(l)).filter((ev: any) => ev.type === "tool_start");
+      expect(starts).toEqual([expect.objectContaining({ tool_name: "raed", refused: true })]);
+    });
+
     it("a torn last session line is recovered and the session resumes", async () => {
       const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
       const e = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };

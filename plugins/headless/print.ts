@@ -30,11 +30,12 @@ export class TextPrinter implements Printer {
    */
   #denied = new Map<string, string>();
   /**
-   * The `✗ … invalid arguments: …` line of each call whose arguments fail its tool's schema, by
-   * tool id: the kernel refuses it before it runs (an `INVALID_ARGUMENTS` result), so like a
-   * denied call it gets no start line, and its line says what is wrong instead of `→ read {}`.
+   * The calls the kernel refused before they ran (`tool_start` with `refused`: an unknown tool,
+   * arguments that are not JSON or fail the tool's schema, a hook or a rule said no), by tool id.
+   * Like a denied call, such a call gets no start line, which would read as if it ran: only its
+   * `✗` line at the `tool_end` that follows, in words for the user rather than the model's.
    */
-  #invalid = new Map<string, string>();
+  #refused = new Set<string>();
   /**
    * @param summarize the compact input of a call of the tool named (≤120 chars); the run passes
    *   one that asks the registered tool ({@link toolInputSummary}), the generic summary otherwise
@@ -67,22 +68,20 @@ export class TextPrinter implements Printer {
         break;
       case "tool_start": {
         if (this.#denied.has(ev.tool_id)) break;
-        const what = this.summarize(ev.tool_name, ev.input);
-        const problem = this.problems(ev.tool_name, ev.input);
-        // the summary of arguments that are wrong is often only their JSON (`{}`): left out then
-        if (problem !== undefined) this.#invalid.set(ev.tool_id, `${prefix}✗ ${ev.tool_name}${what && what !== "{}" ? ` ${what}` : ""}: invalid arguments: ${problem}`);
-        else this.#line(`${prefix}→ ${ev.tool_name} ${what}`);
+        if (ev.refused) this.#refused.add(ev.tool_id);
+        else this.#line(`${prefix}→ ${ev.tool_name} ${this.summarize(ev.tool_name, ev.input)}`);
         break;
       }
       case "tool_end": {
         const denied = this.#denied.get(ev.tool_id);
-        const invalid = this.#invalid.get(ev.tool_id);
-        this.#invalid.delete(ev.tool_id);
+        const refused = this.#refused.delete(ev.tool_id);
         if (denied !== undefined) {
           this.#denied.delete(ev.tool_id);
           this.#line(denied);
-        } else if (invalid !== undefined && ev.is_error && ev.output.startsWith("INVALID_ARGUMENTS: ")) {
-          this.#line(invalid);
+        } else if (refused) {
+          const what = this.summarize(ev.tool_name, ev.input);
+          // the summary of arguments that are wrong is often only their JSON (`{}`): left out then
+          this.#line(`${prefix}✗ ${ev.tool_name}${what && what !== "{}" ? ` ${what}` : ""}: ${this.#refusal(ev.tool_name, ev.input, ev.output)}`);
         } else if (ev.is_error) {
           // bash puts what stopped it last ("[timed out …]", "[interrupted …]"), after its output
           const shown = toolErrorLine(ev.output);
@@ -107,6 +106,19 @@ export class TextPrinter implements Printer {
       default:
         break;
     }
+  }
+  /**
+   * Why the kernel refused a call, for the user: the result the model got says what to resend
+   * (`INVALID_JSON: … Resend the call with …`), which is no instruction for the reader.
+   */
+  #refusal(toolName: string, input: unknown, output: string): string {
+    if (output.startsWith("INVALID_ARGUMENTS: ")) {
+      const problem = this.problems(toolName, input);
+      if (problem !== undefined) return `invalid arguments: ${problem}`;
+    }
+    const json = /^INVALID_JSON: the arguments of \S+ (were not complete JSON|must be one JSON object, got [^(]+?) \((.*)\)\. Resend /s.exec(output);
+    if (json) return `arguments ${json[1]!.startsWith("were") ? "not complete JSON" : `not a JSON object (${json[1]!.replace(/^must be one JSON object, got /, "")})`}: ${json[2]}`;
+    return toolErrorLine(output);
   }
   denied(ev: EventOf<"permission_request">, reason: string) {
     // the user reads what the model is told: which --mode, or which rule, would allow it

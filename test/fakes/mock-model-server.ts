@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 /** One scripted model reply: text and/or tool calls. */
 export interface MockReply {
   text?: string;
-  tools?: { id: string; name: string; input: unknown }[];
+  /** Tool calls; `raw`, when set, is streamed as the arguments instead of `input` as JSON (JSON cut short: `{"path": "a.t`). */
+  tools?: { id: string; name: string; input: unknown; raw?: string }[];
   /** Respond with this HTTP status and JSON body instead. */
   status?: number;
   body?: unknown;
@@ -46,7 +47,7 @@ function openaiChunks(r: MockReply, model: string): string[] {
   for (const piece of (r.text ?? "").match(/[\s\S]{1,12}/g) ?? []) out.push(chunk({ content: piece }));
   (r.tools ?? []).forEach((t, index) => {
     out.push(chunk({ tool_calls: [{ index, id: t.id, type: "function", function: { name: t.name, arguments: "" } }] }));
-    const args = JSON.stringify(t.input);
+    const args = t.raw ?? JSON.stringify(t.input);
     for (const piece of args.match(/[\s\S]{1,10}/g) ?? []) out.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
   });
   out.push(chunk({}, r.tools?.length ? "tool_calls" : "stop"));
@@ -70,7 +71,7 @@ function anthropicEvents(r: MockReply, model: string): string[] {
   }
   for (const t of r.tools ?? []) {
     out.push(ev("content_block_start", { index, content_block: { type: "tool_use", id: t.id, name: t.name, input: {} } }));
-    const args = JSON.stringify(t.input);
+    const args = t.raw ?? JSON.stringify(t.input);
     out.push(ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: "" } }));
     for (const piece of args.match(/[\s\S]{1,10}/g) ?? []) out.push(ev("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } }));
     out.push(ev("content_block_stop", { index }));
