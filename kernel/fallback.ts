@@ -250,7 +250,7 @@ export async function openModel(
   opts: FallbackOptions = {},
 ): Promise<OpenedModel> {
   const written = spec || defaultSpec(settings, env);
-  const resolved = resolveModel(written, providers, settings, env);
+  const resolved = resolveModel(spec, providers, settings, env);
   const primary = await createProvider(resolved, providers);
   const primarySpec = `${resolved.provider}/${resolved.model}`;
   const specs = fallbackSpecs(settings, written, primarySpec);

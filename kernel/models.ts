@@ -141,16 +141,24 @@ export function resolveModel(
       `no model configured: pass --model provider/model, set "model" in ${file}, or export ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY`,
     );
   }
-  const { provider, model } = parseSpec(s, providers, settings);
+  // a spec no one typed on this command line: the error says where it came from
+  const origin = !spec && s === settings.model ? `; it comes from the "model" setting of your config files (larik --help lists them)` : "";
+  let parsed: { provider: string; model: string };
+  try {
+    parsed = parseSpec(s, providers, settings);
+  } catch (err) {
+    throw err instanceof ConfigError && origin ? new ConfigError(`${err.message}${origin}`) : err;
+  }
+  const { provider, model } = parsed;
   const ps = providerSettings(settings, provider) ?? {};
   const factory = providers.get(provider) ?? findFactoryForCustom(providers, settings, provider);
   if (!factory) {
     const type = ps.type ? ` of type "${String(ps.type)}"` : "";
     throw new ConfigError(
-      `provider "${provider}"${type} is not available: no loaded plugin provides it (known: ${knownProviders(providers, settings).join(", ")})`,
+      `provider "${provider}"${type} is not available: no loaded plugin provides it (known: ${knownProviders(providers, settings).join(", ")})${origin}`,
     );
   }
-  if (!model) throw new ConfigError(`model "${s}" names no model after "${provider}/"`);
+  if (!model) throw new ConfigError(`model "${s}" names no model after "${provider}/"${origin}`);
   // A custom `providers.<name>` entry with its own base_url (a local llama.cpp or vLLM) needs a
   // key only when it names one; the factory's default variable belongs to the vendor's endpoint.
   const custom = provider !== factory.name && typeof ps.base_url === "string";

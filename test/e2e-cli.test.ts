@@ -970,6 +970,19 @@ describe("larik -p end to end", () => {
       expect(r.stderr).toMatch(/unknown provider "antropic" in model "antropic\/claude-sonnet-4-5": did you mean anthropic\/claude-sonnet-4-5\?/);
     });
 
+    it("a misspelt model in a config file: the error says it comes from the model setting", async () => {
+      const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+      mkdirSync(join(home, ".config", "larik"), { recursive: true });
+      writeFileSync(join(home, ".config", "larik", "config.json"), JSON.stringify({ model: "antropic/claude-sonnet-4-5" }));
+      const r = await runCli(["-p", "hi"], { cwd: repo, env: { ...baseEnv(home), ANTHROPIC_API_KEY: "k" } });
+      expect(r.code).toBe(2);
+      oneLine(r.stderr);
+      expect(r.stderr).toMatch(/did you mean anthropic\/claude-sonnet-4-5\? .*; it comes from the "model" setting of your config files \(larik --help lists them\)$/m);
+      // given on the command line, it says nothing of settings
+      const flag = await runCli(["-p", "--model", "antropic/x", "hi"], { cwd: repo, env: { ...baseEnv(home), ANTHROPIC_API_KEY: "k" } });
+      expect(flag.stderr).not.toContain("setting");
+    });
+
     it("a model with no provider prefix that no catalog knows", async () => {
       const r = await runCli(["-p", "--model", "mystery-model", "hi"], { cwd: repo, env });
       expect(r.code).toBe(2);
