@@ -208,8 +208,10 @@ function argsProblem(err: Error & { code?: string }, argv: string[], options: Re
     const value = at >= 0 ? argv[at + 1] : undefined;
     if (flag && value?.startsWith("-")) {
       const option = flag.startsWith("--") ? options[flag.slice(2)] : Object.values(options).find((o) => o.short === flag.slice(1));
-      // throws its own line, which already says what to write
-      option?.check?.(value);
+      // throws its own line, which already says what to write; a value that is one of the flags
+      // (`--timeout --mode yolo`) is a value forgotten, not a bad one
+      const isFlag = value.startsWith("--") ? value.slice(2).split("=")[0]! in options : Object.values(options).some((o) => o.short === value.slice(1));
+      if (!isFlag) option?.check?.(value);
       return `${flag} needs a value, and "${value}" looks like a flag: write ${flag}=${value} if it is the value`;
     }
   }

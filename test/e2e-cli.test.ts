@@ -640,7 +640,7 @@ describe("larik -p end to end", () => {
     server.requests.length = 0;
     for (const bad of ["5min", "1d", "5 m", "1.", ""]) {
       const r = await runCli(["-p", "--timeout", bad, "--model", "openai-compatible/m", "hi"], { cwd: repo, env });
-      expect([bad, r.code, r.stderr]).toEqual([bad, 2, `larik: --timeout ${bad}: expected a duration such as 90 (seconds), 90s, 5m, 1h30m or 500ms (0 for none)\n`]);
+      expect([bad, r.code, r.stderr]).toEqual([bad, 2, `larik: --timeout ${bad || '""'}: expected a duration such as 90 (seconds), 90s, 5m, 1h30m or 500ms (0 for none)\n`]);
     }
     expect(server.requests).toHaveLength(0);
     // against a model that never finishes its reply: a run that ignored the timeout would wait

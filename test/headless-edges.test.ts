@@ -108,6 +108,9 @@ describe("larik -p at its edges", () => {
       [["--verbose", "hi"], "larik: unknown option '--verbose' (see larik --help)\n"],
       [["hi", "--timeout"], "larik: --timeout needs a value (see larik --help)\n"],
       [["--fork=yes", "hi"], "larik: --fork takes no value (see larik --help)\n"],
+      // a flag where the value should be: forgotten, not a bad duration
+      [["--timeout", "--mode", "yolo", "hi"], 'larik: --timeout needs a value, and "--mode" looks like a flag: write --timeout=--mode if it is the value (see larik --help)\n'],
+      [["hi", "--timeout="], 'larik: --timeout "": expected a duration such as 90 (seconds), 90s, 5m, 1h30m or 500ms (0 for none)\n'],
     ] as const) {
       const r = await runCli(["-p", ...M, ...args], { cwd: repo, env });
       expect([args, r.code, r.stderr]).toEqual([args, 2, stderr]);

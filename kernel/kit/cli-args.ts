@@ -81,6 +81,8 @@ export function parseDuration(text: string, flag = "--timeout"): number {
     ms += m[2] === "h" ? n * 3_600_000 : m[2] === "m" ? n * 60_000 : m[2] === "s" ? n * 1000 : n;
     matched = re.lastIndex;
   }
-  if (!t || matched !== t.length) throw new ConfigError(`${flag} ${text}: expected a duration such as 90 (seconds), 90s, 5m, 1h30m or 500ms (0 for none)`);
+  // an empty value (`--timeout=`) is shown as "", not as nothing between two spaces
+  const shown = t ? text : JSON.stringify(text);
+  if (!t || matched !== t.length) throw new ConfigError(`${flag} ${shown}: expected a duration such as 90 (seconds), 90s, 5m, 1h30m or 500ms (0 for none)`);
   return Math.ceil(ms);
 }
