@@ -251,9 +251,9 @@ describe("agent loop", () => {
     mkdirSync(join(agent.host.cwd, "src"));
     writeFileSync(join(agent.host.cwd, "src", "a.ts"), "one\ntwo\n");
     writeFileSync(join(agent.host.cwd, "odd,"), "a name that ends in a comma\n");
-    const x = await expandMentions("see @src/a.ts, then @src/a.ts#L2. and @odd, (or @nowhere.md.) @alice!", agent);
+    const x = await expandMentions("see @src/a.ts, then @src/a.ts#L2. and @odd, (or @nowhere.md.) @alice! (@src/, mail@src/a.ts)", agent);
     const attached = x.blocks.slice(1).map((b) => (b as { attachment?: string }).attachment);
-    expect(attached).toEqual(["src/a.ts", "src/a.ts#L2-2", "odd,"]);
+    expect(attached).toEqual(["src/a.ts", "src/a.ts#L2-2", "odd,", "src/"]);
     expect((x.blocks[2] as { text: string }).text).toBe('<file path="src/a.ts" lines="2-2">\n     2\ttwo\n</file>');
     expect(x.notices).toEqual(["@nowhere.md not attached: there is no file or folder at nowhere.md"]);
   });

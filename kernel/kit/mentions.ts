@@ -18,7 +18,8 @@ import type { Block } from "../types.js";
 export const MAX_ATTACH_BYTES = 256 * 1024;
 const IMAGE_TYPES: Record<string, string> = { ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp" };
 
-const MENTION = /(^|\s)@(?:"([^"\n]+)"|([^\s"]+))/g;
+/** `@` at the start, after whitespace or after an opening bracket (`(@a.ts)`), never inside a word (`mail@example`). */
+const MENTION = /(^|[\s([{])@(?:"([^"\n]+)"|([^\s"]+))/g;
 
 /** Sentence punctuation that may follow an unquoted mention in prose: `@a.ts,` `@a.ts.` `(@a.ts)`. */
 const TRAILING_PUNCTUATION = /[,.;:!?)\]}'"`>]+$/;
@@ -38,11 +39,11 @@ function looksLikePath(token: string, quoted: boolean): boolean {
 }
 
 /**
- * Whether `text` has something shaped like a mention (`@` at its start or after whitespace, then
- * a non-space): a cheap test before {@link expandMentions} touches the file system.
+ * Whether `text` has something shaped like a mention (`@` at its start, after whitespace or an
+ * opening bracket, then a non-space): a cheap test before {@link expandMentions} touches the file system.
  */
 export function hasMentions(text: string): boolean {
-  return /(^|\s)@\S/.test(text);
+  return /(^|[\s([{])@\S/.test(text);
 }
 
 /** The prompt as blocks: the typed text first, then one attachment per mention that resolved. */
