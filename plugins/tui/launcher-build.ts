@@ -109,7 +109,8 @@ export async function tuiProgram(): Promise<TuiProgram> {
   const sources = Math.max(...["kernel", "plugins", "cli", "presets"].map((d) => newestSource(join(root, d))));
   if (existsSync(dist) && statSync(dist).mtimeMs >= sources) {
     try {
-      const v = execFileSync(process.execPath, [dist, "--version"], { encoding: "utf8", env: { PATH: process.env.PATH, HOME: "/nonexistent", XDG_CONFIG_HOME: "/nonexistent" } });
+      // run outside the checkout: its example larik.config.ts would print an approval notice into the test run's output
+      const v = execFileSync(process.execPath, [dist, "--version"], { cwd: tmpdir(), encoding: "utf8", env: { PATH: process.env.PATH, HOME: "/nonexistent", XDG_CONFIG_HOME: "/nonexistent" } });
       if (/\btui\b/.test(v)) return { cli: dist, real: true };
     } catch {
       // a broken dist: build our own
