@@ -321,9 +321,15 @@ function genericSummary(input: unknown): string {
  * (`larik -p`'s `✗ bash npm test: [timed out after 120 s; …]`, the TUI's `⎿` row): the last line
  * when it is the marker of what stopped the call (`[interrupted …]`, `[timed out …]`, which
  * `bash` puts after the command's output) or when the first is `bash`'s `(no output)`; else the
- * first line. Not cut to length and not stripped of control characters: the caller does that.
+ * first line. The kernel's refusals of malformed calls, which end in what the model should
+ * resend, read for the user: `invalid arguments: path: …`, `arguments not complete JSON: {"pa`.
+ * Not cut to length and not stripped of control characters: the caller does that.
  */
 export function toolErrorLine(output: string): string {
+  const invalid = /^INVALID_ARGUMENTS: [^:\n]+: ([\s\S]*)\. Fix the arguments to match the tool's schema and call it again\.$/.exec(output);
+  if (invalid) return `invalid arguments: ${invalid[1]}`.split("\n")[0]!;
+  const json = /^INVALID_JSON: the arguments of \S+ (?:were not complete JSON|must be one JSON object, got (.+?)) \(([\s\S]*)\)\. Resend the call with /.exec(output);
+  if (json) return (json[1] ? `arguments not a JSON object (${json[1]}): ${json[2]}` : `arguments not complete JSON: ${json[2]}`).split("\n")[0]!;
   const lines = output.split("\n");
   const last = lines.at(-1)!;
   return /^\[(interrupted|timed out)\b/.test(last) || (lines[0] === "(no output)" && lines.length > 1) ? last : lines[0]!;

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { defineTool, definePlugin, Host } from "../kernel/index.js";
+import { defineTool, definePlugin, Host, toolErrorLine } from "../kernel/index.js";
 import coreTools from "../plugins/core-tools/index.js";
 import { call, ScriptedProvider, text } from "./fakes/scripted-provider.js";
 import { drain } from "./fakes/drain.js";
@@ -61,5 +61,34 @@ describe("tool arguments with null for unused optional ones", () => {
     expect(results[3]!.is_error).toBe(true);
     expect(results[3]!.content).toMatch(/^INVALID_ARGUMENTS: edit: old_string: /);
     await host.dispose?.();
+  });
+});
+
+describe("a malformed call's result, as a front end shows it (toolErrorLine)", () => {
+  it("reads for the user: what is wrong, without the instructions the model gets", async () => {
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "larik-args-")));
+    const host = await Host.create({ plugins: [coreTools], cwd, settings: {} });
+    const provider = new ScriptedProvider([
+      {
+        blocks: [
+          call("c1", "read", { path: 42 }),
+          { type: "tool_use", id: "c2", name: "read", input: {}, raw_input: '{"path": "a.t' },
+          { type: "tool_use", id: "c3", name: "read", input: {}, raw_input: '["a.txt"]' },
+          call("c4", "raed", { path: "a.txt" }),
+        ],
+      },
+      { blocks: [text("done")] },
+    ]);
+    const agent = await host.openAgent({ provider, model: "scripted/x", mode: "yolo" });
+    const ends = (await drain(agent.run("go"))).filter((e) => e.type === "tool_end") as { output: string }[];
+    // the model is told what to resend
+    expect(ends[0]!.output).toMatch(/^INVALID_ARGUMENTS: read: .*Fix the arguments/);
+    expect(ends.map((e) => toolErrorLine(e.output))).toEqual([
+      "invalid arguments: path: Invalid input: expected string, received number",
+      'arguments not complete JSON: {"path": "a.t',
+      'arguments not a JSON object (an array): ["a.txt"]',
+      expect.stringMatching(/^unknown tool "raed" \(did you mean "read"\?\): available tools are /),
+    ]);
+    await host.dispose();
   });
 });

@@ -39,15 +39,11 @@ export class TextPrinter implements Printer {
   /**
    * @param summarize the compact input of a call of the tool named (≤120 chars); the run passes
    *   one that asks the registered tool ({@link toolInputSummary}), the generic summary otherwise
-   * @param problems what is wrong with a call's arguments, one line (`path: Invalid input: …`), or
-   *   undefined when they fit the tool's schema or the tool is unknown here; the run passes one
-   *   that checks them as the kernel does (`parseToolArguments`, `argumentProblems`)
    */
   constructor(
     private out: Out,
     private err: Out,
     private summarize: (toolName: string, input: unknown) => string = (_name, input) => toolInputSummary(undefined, input),
-    private problems: (toolName: string, input: unknown) => string | undefined = () => undefined,
   ) {}
   #text(s: string) {
     if (!s) return;
@@ -81,7 +77,7 @@ export class TextPrinter implements Printer {
         } else if (refused) {
           const what = this.summarize(ev.tool_name, ev.input);
           // the summary of arguments that are wrong is often only their JSON (`{}`): left out then
-          this.#line(`${prefix}✗ ${ev.tool_name}${what && what !== "{}" ? ` ${what}` : ""}: ${this.#refusal(ev.tool_name, ev.input, ev.output)}`);
+          this.#line(`${prefix}✗ ${ev.tool_name}${what && what !== "{}" ? ` ${what}` : ""}: ${toolErrorLine(ev.output)}`);
         } else if (ev.is_error) {
           // bash puts what stopped it last ("[timed out …]", "[interrupted …]"), after its output
           const shown = toolErrorLine(ev.output);
@@ -106,19 +102,6 @@ export class TextPrinter implements Printer {
       default:
         break;
     }
-  }
-  /**
-   * Why the kernel refused a call, for the user: the result the model got says what to resend
-   * (`INVALID_JSON: … Resend the call with …`), which is no instruction for the reader.
-   */
-  #refusal(toolName: string, input: unknown, output: string): string {
-    if (output.startsWith("INVALID_ARGUMENTS: ")) {
-      const problem = this.problems(toolName, input);
-      if (problem !== undefined) return `invalid arguments: ${problem}`;
-    }
-    const json = /^INVALID_JSON: the arguments of \S+ (were not complete JSON|must be one JSON object, got [^(]+?) \((.*)\)\. Resend /s.exec(output);
-    if (json) return `arguments ${json[1]!.startsWith("were") ? "not complete JSON" : `not a JSON object (${json[1]!.replace(/^must be one JSON object, got /, "")})`}: ${json[2]}`;
-    return toolErrorLine(output);
   }
   denied(ev: EventOf<"permission_request">, reason: string) {
     // the user reads what the model is told: which --mode, or which rule, would allow it

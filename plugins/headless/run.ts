@@ -4,7 +4,6 @@
  */
 import {
   agentOptionsFromArgs,
-  argumentProblems,
   commandErrorText,
   ConfigError,
   expandMentions,
@@ -12,7 +11,6 @@ import {
   nearestCommand,
   parseCommandLine,
   parseDuration,
-  parseToolArguments,
   type Agent,
   type AgentEvent,
   type Block,
@@ -162,16 +160,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
   const printer: Printer =
     format === "json"
       ? new JsonPrinter(io.out)
-      : new TextPrinter(
-          io.out,
-          io.err,
-          (name, input) => toolInputSummary(host.tools.get(name), input),
-          (name, input) => {
-            const tool = host.tools.get(name);
-            const parsed = tool && parseToolArguments(tool.input, input);
-            return parsed && !parsed.success ? argumentProblems(parsed.error) : undefined;
-          },
-        );
+      : new TextPrinter(io.out, io.err, (name, input) => toolInputSummary(host.tools.get(name), input));
   let readerGone = false;
   const onReaderGone = () => {
     readerGone = true;
