@@ -96,6 +96,21 @@ describe("conversation", () => {
     expect(r.screen()).not.toContain("⎿ > build");
   });
 
+  it("a refused call's row: no {} for arguments cut short, the reason in user words; one more line is (+1 line)", async () => {
+    const r = await make({});
+    const refusal = 'INVALID_JSON: the arguments of read were not complete JSON ({"path": "a.t). Resend the call with the complete JSON arguments.';
+    r.controller.onEvent({ type: "tool_start", tool_id: "t1", tool_name: "read", input: {}, refused: true } as AgentEvent);
+    r.controller.onEvent({ type: "tool_end", tool_id: "t1", tool_name: "read", input: {}, output: refusal, is_error: true } as AgentEvent);
+    r.controller.onEvent({ type: "tool_start", tool_id: "t2", tool_name: "glob", input: { pattern: "*.js" } } as AgentEvent);
+    r.controller.onEvent({ type: "tool_end", tool_id: "t2", tool_name: "glob", input: { pattern: "*.js" }, output: "a.js\nb.js", is_error: false } as AgentEvent);
+    await r.until("(+1 line)");
+    const s = r.screen();
+    expect(s).toMatch(/✗ read\s*\n\s*⎿ arguments not complete JSON: \{"path": "a\.t/);
+    expect(s).not.toContain("{}");
+    expect(s).not.toContain("Resend");
+    expect(s).toMatch(/⎿ a\.js {2}\(\+1 line\)/);
+  });
+
   it("shows edit and write results as a coloured diff", async () => {
     const r = await make({
       mode: "yolo",

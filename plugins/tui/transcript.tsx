@@ -52,7 +52,7 @@ function ToolRow({ item }: { item: Extract<Item, { kind: "tool" }> }) {
     const lines = item.output.split("\n").filter((l) => l.trim()).length;
     // a failed call shows the line that says why (bash's `[timed out …]` after its output), the
     // same line as larik -p's `✗` line
-    result = firstLine((item.isError && toolErrorLine(item.output)) || item.output) + (lines > 1 ? `  (+${lines - 1} lines)` : "");
+    result = firstLine((item.isError && toolErrorLine(item.output)) || item.output) + (lines > 1 ? `  (+${lines - 1} line${lines === 2 ? "" : "s"})` : "");
   }
   return (
     <Box flexDirection="column">
@@ -60,7 +60,8 @@ function ToolRow({ item }: { item: Extract<Item, { kind: "tool" }> }) {
         <Label agent={item.agent} />
         <Text color={color}>{`${mark} `}</Text>
         <Text bold>{item.name}</Text>
-        <Text dimColor>{` ${item.summary}`}</Text>
+        {/* arguments that are only `{}` (a call cut short) say nothing: left out, as larik -p does */}
+        <Text dimColor>{item.summary && item.summary !== "{}" ? ` ${item.summary}` : ""}</Text>
       </Text>
       {result ? (
         <Text wrap="truncate-end" color={item.isError && !denied ? "red" : undefined} dimColor={!item.isError}>
