@@ -28,7 +28,7 @@ import {
   type ToolUseBlock,
   type Usage,
 } from "./types.js";
-import { invalidArguments, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
+import { invalidArguments, invalidJson, parseToolArguments, permissionCall, toolSpec, type AnyTool, type FileTracker, type ToolContext, type ToolResult } from "./tools.js";
 import { isPrompt, promptsOf, pushMerged, repairToolResults, replay, type SessionPrompt, type SessionHandle, type SessionMeta, type NewEntry, type SessionEntry } from "./session.js";
 import { costOf, DEFAULT_CONTEXT_WINDOW, catalogEntry } from "./models.js";
 import type { CatalogEntry } from "./registries.js";
@@ -871,7 +871,7 @@ export class Agent {
   ): Promise<{ result: ToolResultBlock } | { tool: AnyTool; input: unknown; info: ToolCallInfo }> {
     const fail = (content: string): { result: ToolResultBlock } => ({ result: { type: "tool_result", id: use.id, content, is_error: true } });
     if (!tool) return fail(unknownToolText(use.name, tools.map((t) => t.name)));
-    if (use.raw_input !== undefined) return fail(invalidJsonText(use.name, use.raw_input));
+    if (use.raw_input !== undefined) return fail(invalidJson(use.name, use.raw_input));
     let parsed = parseToolArguments(tool.input, use.input);
     if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
     let input = parsed.data;
@@ -1194,27 +1194,6 @@ function planNote(exitTool: boolean): string {
 
 /** The note of the first prompt after plan mode ended. */
 const PLAN_ENDED_NOTE = "Plan mode has ended: bash and file edits are available again, under the current permission mode.";
-
-/**
- * The result for a call whose arguments are not a JSON object: complete JSON of another kind
- * (`[1]`, `"a.ts"`) is named as such, since "not complete JSON" would send the model looking for
- * a cut it never made.
- */
-function invalidJsonText(tool: string, raw: string): string {
-  let kind: string | undefined;
-  try {
-    const v: unknown = JSON.parse(raw);
-    kind = Array.isArray(v) ? "an array" : v === null ? "null" : `a ${typeof v}`;
-  } catch {
-    // not JSON at all: cut short (max_tokens) or malformed
-  }
-  if (kind) return `INVALID_JSON: the arguments of ${tool} must be one JSON object, got ${kind} (${truncate(raw, 200)}). Resend the call with the arguments as a JSON object.`;
-  return `INVALID_JSON: the arguments of ${tool} were not complete JSON (${truncate(raw, 200)}). Resend the call with the complete JSON arguments.`;
-}
-
-function truncate(s: string, n: number): string {
-  return s.length > n ? `${s.slice(0, n)}…` : s;
-}
 
 /** `event` tap failures already reported, by host: `plugin\0hook` keys (see `#callEventTaps`). */
 const reportedTapErrors = new WeakMap<Host, Set<string>>();

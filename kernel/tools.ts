@@ -214,11 +214,10 @@ export function inputJsonSchema(schema: ToolInputSchema): Record<string, unknown
 
 /**
  * What is wrong with a call's arguments, one line naming each field
- * (`path: Invalid input: expected string, received number; limit: …`): the reason of
- * {@link invalidArguments}, and of a front end's line for the call (`larik -p`'s `✗ read: invalid
- * arguments: …`).
+ * (`path: Invalid input: expected string, received number; limit: …`): the reason in
+ * {@link invalidArguments}, which {@link toolErrorLine} shows the user (`✗ read: invalid arguments: …`).
  */
-export function argumentProblems(error: z.core.$ZodError): string {
+function argumentProblems(error: z.core.$ZodError): string {
   return error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(input)"}: ${i.message}`).join("; ");
 }
 
@@ -228,6 +227,28 @@ export function argumentProblems(error: z.core.$ZodError): string {
  */
 export function invalidArguments(tool: string, error: z.core.$ZodError): string {
   return `INVALID_ARGUMENTS: ${tool}: ${argumentProblems(error)}. Fix the arguments to match the tool's schema and call it again.`;
+}
+
+/**
+ * The result for a call whose arguments are not a JSON object: complete JSON of another kind
+ * (`[1]`, `"a.ts"`) is named as such, since "not complete JSON" would send the model looking for
+ * a cut it never made. {@link toolErrorLine} reads it back for the user.
+ */
+export function invalidJson(tool: string, raw: string): string {
+  let kind: string | undefined;
+  try {
+    const v: unknown = JSON.parse(raw);
+    kind = Array.isArray(v) ? "an array" : v === null ? "null" : `a ${typeof v}`;
+  } catch {
+    // not JSON at all: cut short (max_tokens) or malformed
+  }
+  if (kind) return `INVALID_JSON: the arguments of ${tool} must be one JSON object, got ${kind} (${truncate(raw, 200)}). Resend the call with the arguments as a JSON object.`;
+  return `INVALID_JSON: the arguments of ${tool} were not complete JSON (${truncate(raw, 200)}). Resend the call with the complete JSON arguments.`;
+}
+
+/** `s` cut to `n` characters, with `…` when cut. */
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
 }
 
 /**
@@ -283,7 +304,7 @@ export function parseToolArguments<S extends ToolInputSchema>(schema: S, input: 
  * when it gives one, else a generic one: the first string of `command`, `path`, `file_path`,
  * `pattern`, `url`, `query`, `description`, `prompt` (`pattern in path` when both are strings),
  * else the `path`s of a `files` array (`a.ts, b.ts`), else `N items` for a `todos` array, else
- * the input as JSON. Whitespace runs become one space and control characters (ESC, BEL, C1) are
+ * the input as JSON, or nothing for an empty input (`{}`, a call cut short, says nothing). Whitespace runs become one space and control characters (ESC, BEL, C1) are
  * dropped: the input is the model's, and no escape sequence of its own may reach a terminal.
  * Longer than `max` characters, it is cut with `…`.
  * @param tool the called tool, undefined when the model named none that is registered
@@ -313,6 +334,7 @@ function genericSummary(input: unknown): string {
   if (typeof main === "string") return typeof o.path === "string" && typeof o.pattern === "string" ? `${o.pattern} in ${o.path}` : main;
   if (Array.isArray(o.files)) return o.files.map((f) => (f && typeof (f as { path?: unknown }).path === "string" ? (f as { path: string }).path : "?")).join(", ");
   if (Array.isArray(o.todos)) return `${o.todos.length} items`;
+  if (!Object.keys(o).length) return "";
   return JSON.stringify(input) ?? "";
 }
 

@@ -24,9 +24,12 @@ const MENTION = /(^|[\s([{])@(?:"([^"\n]+)"|([^\s"]+))/g;
 /** Sentence punctuation that may follow an unquoted mention in prose: `@a.ts,` `@a.ts.` `(@a.ts)`. */
 const TRAILING_PUNCTUATION = /[,.;:!?)\]}'"`>]+$/;
 
-/** The path part of a mention token: without a `#L10` or `#L10-40` line range. */
+/** A mention's line range: `a.ts#L10` or `a.ts#L10-40` (path, first line, last line). */
+const RANGE = /^(.*)#L(\d+)(?:-(\d+))?$/;
+
+/** The path part of a mention token: without its line range. */
 function pathOf(token: string): string {
-  return /^(.*)#L\d+(?:-\d+)?$/.exec(token)?.[1] ?? token;
+  return RANGE.exec(token)?.[1] ?? token;
 }
 
 /**
@@ -96,8 +99,8 @@ export async function expandMentions(text: string, agent: Agent): Promise<Expand
       token = bare;
       st = await stat(resolve(cwd, pathOf(token))).catch(() => undefined);
     }
-    const range = /^(.*)#L(\d+)(?:-(\d+))?$/.exec(token);
-    const path = pathOf(token);
+    const range = RANGE.exec(token);
+    const path = range ? range[1]! : token;
     if (!path || seen.has(token)) continue;
     seen.add(token);
     const abs = resolve(cwd, path);

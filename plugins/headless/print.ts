@@ -30,13 +30,6 @@ export class TextPrinter implements Printer {
    */
   #denied = new Map<string, string>();
   /**
-   * The calls the kernel refused before they ran (`tool_start` with `refused`: an unknown tool,
-   * arguments that are not JSON or fail the tool's schema, a hook or a rule said no), by tool id.
-   * Like a denied call, such a call gets no start line, which would read as if it ran: only its
-   * `✗` line at the `tool_end` that follows, in words for the user rather than the model's.
-   */
-  #refused = new Set<string>();
-  /**
    * @param summarize the compact input of a call of the tool named (≤120 chars); the run passes
    *   one that asks the registered tool ({@link toolInputSummary}), the generic summary otherwise
    */
@@ -45,6 +38,11 @@ export class TextPrinter implements Printer {
     private err: Out,
     private summarize: (toolName: string, input: unknown) => string = (_name, input) => toolInputSummary(undefined, input),
   ) {}
+  /** A call as its lines name it: the tool, then its summary unless that is empty (`read a.ts`). */
+  #call(toolName: string, input: unknown): string {
+    const what = this.summarize(toolName, input);
+    return what ? `${toolName} ${what}` : toolName;
+  }
   #text(s: string) {
     if (!s) return;
     this.out.write(s);
@@ -62,27 +60,19 @@ export class TextPrinter implements Printer {
       case "text_delta":
         if (!ev.agent) this.#text(ev.text);
         break;
-      case "tool_start": {
-        if (this.#denied.has(ev.tool_id)) break;
-        if (ev.refused) this.#refused.add(ev.tool_id);
-        else this.#line(`${prefix}→ ${ev.tool_name} ${this.summarize(ev.tool_name, ev.input)}`);
+      case "tool_start":
+        // a call the kernel refused before it ran (unknown tool, malformed arguments, a rule) gets
+        // only its `✗` line at the tool_end that follows: a start line would read as if it ran
+        if (!this.#denied.has(ev.tool_id) && !ev.refused) this.#line(`${prefix}→ ${this.#call(ev.tool_name, ev.input)}`);
         break;
-      }
       case "tool_end": {
         const denied = this.#denied.get(ev.tool_id);
-        const refused = this.#refused.delete(ev.tool_id);
         if (denied !== undefined) {
           this.#denied.delete(ev.tool_id);
           this.#line(denied);
-        } else if (refused) {
-          const what = this.summarize(ev.tool_name, ev.input);
-          // the summary of arguments that are wrong is often only their JSON (`{}`): left out then
-          this.#line(`${prefix}✗ ${ev.tool_name}${what && what !== "{}" ? ` ${what}` : ""}: ${toolErrorLine(ev.output)}`);
         } else if (ev.is_error) {
           // bash puts what stopped it last ("[timed out …]", "[interrupted …]"), after its output
-          const shown = toolErrorLine(ev.output);
-          const what = this.summarize(ev.tool_name, ev.input);
-          this.#line(`${prefix}✗ ${ev.tool_name}${what ? ` ${what}` : ""}: ${shown}`);
+          this.#line(`${prefix}✗ ${this.#call(ev.tool_name, ev.input)}: ${toolErrorLine(ev.output)}`);
         }
         break;
       }
@@ -106,7 +96,7 @@ export class TextPrinter implements Printer {
   denied(ev: EventOf<"permission_request">, reason: string) {
     // the user reads what the model is told: which --mode, or which rule, would allow it
     const prefix = ev.agent ? `  ↳ [${ev.agent}] ` : "";
-    this.#denied.set(ev.tool_id, `${prefix}✗ ${ev.tool_name} ${this.summarize(ev.tool_name, ev.input)}: ${reason}`);
+    this.#denied.set(ev.tool_id, `${prefix}✗ ${this.#call(ev.tool_name, ev.input)}: ${reason}`);
   }
   notice(text: string) {
     this.#line(`! ${text}`);

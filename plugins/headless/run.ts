@@ -157,10 +157,7 @@ export async function runHeadless(host: Host, args: CliArgs, io = lazyStdio()): 
     stop.abort();
     agent?.cancel(signal === "SIGINT" ? undefined : stopSignalReason(signal));
   });
-  const printer: Printer =
-    format === "json"
-      ? new JsonPrinter(io.out)
-      : new TextPrinter(io.out, io.err, (name, input) => toolInputSummary(host.tools.get(name), input));
+  const printer: Printer = format === "json" ? new JsonPrinter(io.out) : new TextPrinter(io.out, io.err, (name, input) => toolInputSummary(host.tools.get(name), input));
   let readerGone = false;
   const onReaderGone = () => {
     readerGone = true;

@@ -60,8 +60,7 @@ function ToolRow({ item }: { item: Extract<Item, { kind: "tool" }> }) {
         <Label agent={item.agent} />
         <Text color={color}>{`${mark} `}</Text>
         <Text bold>{item.name}</Text>
-        {/* arguments that are only `{}` (a call cut short) say nothing: left out, as larik -p does */}
-        <Text dimColor>{item.summary && item.summary !== "{}" ? ` ${item.summary}` : ""}</Text>
+        <Text dimColor>{item.summary ? ` ${item.summary}` : ""}</Text>
       </Text>
       {result ? (
         <Text wrap="truncate-end" color={item.isError && !denied ? "red" : undefined} dimColor={!item.isError}>
