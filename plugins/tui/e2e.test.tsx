@@ -192,6 +192,25 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     tmux("kill-session", "-t", "empty");
   }, 60_000);
 
+  it("a prompt on the command line (larik [flags] [prompt]) is the session's first prompt", async () => {
+    const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
+    const home = join(base, "home");
+    mkdirSync(home);
+    server.requests.length = 0;
+    server.push({ text: "Hello from the first prompt." });
+    const env = [`PATH=${process.env.PATH}`, `HOME=${home}`, `XDG_CONFIG_HOME=${join(home, ".config")}`, `XDG_DATA_HOME=${join(home, "data")}`, "TERM=tmux-256color", "LANG=C.UTF-8", `OPENAI_BASE_URL=${server.url}/v1`, "OPENAI_API_KEY=k"];
+    const cmd = ["env", "-i", ...env, process.execPath, program.cli, "--model", "openai-compatible/m", "say hi from argv"].map((a) => `'${a}'`).join(" ");
+    tmux("new-session", "-d", "-s", "argv", "-x", "100", "-y", "30", "-c", base, `${cmd}; echo "[exit $?]"; sleep 60`);
+    const pane = await waitPane("argv", "Hello from the first prompt.");
+    expect(pane).toContain("say hi from argv");
+    expect(JSON.stringify(server.requests[0]!.body.messages.at(-1))).toContain("say hi from argv");
+    await waitPane("argv", "ask anything");
+    await pause(300);
+    tmux("send-keys", "-t", "argv", "C-d");
+    await waitPane("argv", "[exit 0]");
+    tmux("kill-session", "-t", "argv");
+  }, 60_000);
+
   it("a closed terminal (SIGHUP) ends the session cleanly: the running command stops, no placeholder stays", async () => {
     const base = mkdtempSync(join(tmpdir(), "larik-tui-e2e-"));
     const project = join(base, "project"); // not a git repository: the sandbox makes a .git placeholder

@@ -104,6 +104,9 @@ export async function runTui(
   });
   stdout.write(PASTE_ON);
   const app = render(<App controller={controller} />, { stdin, stdout, stderr, exitOnCtrlC: false, patchConsole: true, ...INK_OPTIONS });
+  // `larik "fix the test"` (the help's `larik [flags] [prompt]`) starts with that prompt, as if
+  // typed and submitted, as `claude "query"` does
+  if (args.positionals.length) void controller.submit(args.positionals.join(" "));
   // A closed terminal (SIGHUP) or a kill (SIGTERM, an outside SIGINT: in raw mode ctrl+c is a key)
   // ends the session as quitting does. A closed terminal also fails writes (EIO), often before
   // the signal is handled: an unhandled stream error would end the process first, so they are
