@@ -212,8 +212,9 @@ describe("README.md shell examples", () => {
     };
     server.requests.length = 0;
 
-    // the terminal UI needs a terminal: its own tests drive it (plugins/tui)
-    handled.push(find(/^larik +# terminal UI/));
+    // the terminal UI needs a terminal: its own tests drive it (plugins/tui; e2e.test.tsx starts
+    // one with a prompt on the command line)
+    handled.push(find(/^larik +# terminal UI/), find(/^larik "fix the failing test" +# terminal UI, starting with that prompt/));
 
     server.push({ text: "main.ts starts the app." });
     const explained = await run(find(/^larik -p "explain/));
