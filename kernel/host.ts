@@ -60,6 +60,10 @@ interface Loaded {
   abandoned?: boolean;
 }
 
+/** What {@link Host}'s setup timer races a setup against first: it loses to a promise that has already settled. */
+const NOT_SETTLED_VALUE = Symbol("not settled");
+const NOT_SETTLED = Promise.resolve(NOT_SETTLED_VALUE);
+
 /**
  * The plugin host (DESIGN.md): loads plugins in order into its registries and hook points, picks
  * the sandbox, and opens agents. Build it with {@link Host.create} (or `createHost` from `larik`).
@@ -270,6 +274,10 @@ export class Host {
    * registrations are refused, its later failure ignored); the setup's own error otherwise.
    */
   async #settleInTime(pending: PromiseLike<unknown>, loaded: Loaded): Promise<void> {
+    // An async setup with nothing to wait for (the default preset's hooks, mcp and the macOS
+    // sandbox, on a machine or project that has none of theirs) has settled already: it wins
+    // this race, and is spared the timer, which every start would otherwise pay for.
+    if ((await Promise.race([pending, NOT_SETTLED])) !== NOT_SETTLED_VALUE) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const limit = this.#setupTimeoutMs;
     const late = new Promise<never>((_, reject) => {

@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { definePlugin, Host, type Plugin } from "../kernel/index.js";
 import { startMockModelServer, type MockModelServer } from "./fakes/mock-model-server.js";
 import { CLI, runCli, type CliRun } from "./fakes/run-cli.js";
@@ -381,6 +381,38 @@ describe("Host.create (embedding)", () => {
     const host = await Host.create({ plugins: [slow], cwd: base, env, setupTimeoutMs: 0 });
     expect([host.plugins, host.notices, host.commands.list().map((c) => c.name)]).toEqual([["slow"], [], ["late"]]);
     await host.dispose();
+  });
+
+  it("an async setup that has nothing to wait for gets no timer; one that waits does, and an early failure is still reported", async () => {
+    const started: unknown[] = [];
+    const real = globalThis.setTimeout;
+    const spy = vi.spyOn(globalThis, "setTimeout").mockImplementation(((fn: () => void, ms?: number) => {
+      started.push(ms);
+      return real(fn, ms);
+    }) as typeof setTimeout);
+    try {
+      const idle = definePlugin({ name: "idle", async setup() {} });
+      const broken = definePlugin({
+        name: "broken",
+        async setup() {
+          throw new Error("no config");
+        },
+      });
+      const host = await Host.create({ plugins: [idle, broken], cwd: base, env, setupTimeoutMs: 5000 });
+      expect([host.plugins, host.notices, started]).toEqual([["idle"], ['plugin "broken" failed in setup: no config; started without it'], []]);
+      await host.dispose();
+      const waits = definePlugin({
+        name: "waits",
+        async setup() {
+          await new Promise((r) => setImmediate(r));
+        },
+      });
+      const again = await Host.create({ plugins: [waits], cwd: base, env, setupTimeoutMs: 5000 });
+      expect([again.plugins, started]).toEqual([["waits"], [5000]]);
+      await again.dispose();
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("says why a required plugin is not loaded: listed later, disabled, failed, or absent", async () => {
