@@ -25,7 +25,7 @@ const home = mkdtempSync(join(tmpdir(), "ab-home-")); const project = mkdtempSyn
 const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data"), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "b" };
 const homes = new Map(); const envFor = (cli) => { if (!homes.has(cli)) { const h = mkdtempSync(join(tmpdir(), "ab-h-")); homes.set(cli, { ...env, HOME: h, XDG_CONFIG_HOME: join(h, ".config"), XDG_DATA_HOME: join(h, "data") }); } return homes.get(cli); };
 function one(cli) { return new Promise((res) => { server.requests.length = 0; server.push({ text: "ok" }); const t0 = performance.now(); const c = spawn(process.execPath, [cli, "-p", "--model", "openai-compatible/b", "hi"], { cwd: project, env: envFor(cli), stdio: ["ignore", "pipe", "pipe"] }); c.on("close", () => res(server.requests[0].at - t0)); }); }
-function bare() { return new Promise((res) => { const t0 = performance.now(); spawn(process.execPath, ["-e", "0"], { stdio: "ignore" }).on("close", () => res(performance.now() - t0)); }); }
+function bare() { return new Promise((res) => { const t0 = performance.now(); spawn(process.execPath, ["-e", "0"], { cwd: project, env, stdio: "ignore" }).on("close", () => res(performance.now() - t0)); }); }
 // warm the file cache, and let each build's first run write its code cache
 for (const c of clis) { await one(c); await one(c); }
 const t = clis.map(() => []); const b = [];
