@@ -9,6 +9,9 @@
 //     V8 code cache of cli/code-cache.ts (written by the first run) and without it: the time, the
 //     peak RSS up to that moment, and the page faults of the whole run (the first touch of a page
 //     is much of the cost on a VM);
+//   - the same for a script that sends that request with node:http and nothing else: the part of
+//     the `-p` figure that any Node program pays (Node's HTTP stack), beside which Larik's own is
+//     the rest;
 //   - peak RSS of a whole scripted `-p` run of four requests (three tool rounds and an answer);
 //   - the modules `larik -p` loaded, and whether ink, react or h3 were among them.
 // The commands take turns within each round, so a slower stretch of the machine hits them all
@@ -90,14 +93,25 @@ server.server.on("request", () => {
   }
 });
 const modelEnv = { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "bench" };
+// The least a Node program pays to send such a request: node:http posting the same JSON, nothing
+// else. Its distance from bare node is Node's own HTTP stack (http, net, stream), which `-p` needs
+// too; what `-p` takes beyond it is Larik's.
+const floorScript = join(home, "http-request.cjs");
+writeFileSync(
+  floorScript,
+  `const body = JSON.stringify({ model: "bench", stream: true, messages: [{ role: "user", content: "hi" }] });
+const req = require("node:http").request(process.env.OPENAI_BASE_URL + "/chat/completions", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer " + process.env.OPENAI_API_KEY, "content-length": Buffer.byteLength(body) } }, (res) => res.resume());
+req.end(body);
+`,
+);
 const pArgs = [CLI, "-p", "--model", "openai-compatible/bench", "hi"];
 
 /** Spawn → arrival of the first request at the server (the server runs in this process), the peak RSS up to then, and the run's page faults. */
-async function firstRequest(env) {
+async function firstRequest(env, args = pArgs) {
   server.requests.length = 0;
   rssAtFirst = undefined;
   server.push({ text: "ok" });
-  const r = await run(pArgs, { ...modelEnv, ...env });
+  const r = await run(args, { ...modelEnv, ...env });
   if (r.code !== 0) throw new Error(`-p exited ${r.code}: ${r.err}`);
   return { ms: server.requests[0].at - r.t0, rss: rssAtFirst ?? NaN, faults: lastFaults() };
 }
@@ -106,6 +120,7 @@ const rows = {
   bare: { label: "node -e 0", ms: [], rss: [], faults: [] },
   version: { label: "larik --version", ms: [], rss: [], faults: [] },
   help: { label: "larik --help", ms: [], rss: [], faults: [] },
+  floor: { label: "node:http request alone", ms: [], rss: [], faults: [] },
   first: { label: "-p to first request", ms: [], rss: [], faults: [] },
   cold: { label: "  without code cache", ms: [], rss: [], faults: [] },
 };
@@ -121,6 +136,12 @@ for (let i = 0; i < runs; i++) {
     rows[key].ms.push(r.ms);
     rows[key].rss.push(lastRss());
     rows[key].faults.push(lastFaults());
+  }
+  {
+    const r = await firstRequest({}, [floorScript]);
+    rows.floor.ms.push(r.ms);
+    rows.floor.rss.push(r.rss);
+    rows.floor.faults.push(r.faults);
   }
   for (const [row, env] of [[rows.first, {}], [rows.cold, { LARIK_NO_CODE_CACHE: "1" }]]) {
     const r = await firstRequest(env);
@@ -163,6 +184,7 @@ const rss = (row) => (row.rss.some(Number.isNaN) ? `peak RSS n/a${procHwm ? "" :
 console.log(`${rows.bare.label.padEnd(24)} ${fmt(bare).padStart(10)}  peak RSS ${median(rows.bare.rss).toFixed(1)} MB, ${faults(rows.bare)}`);
 console.log(`${rows.version.label.padEnd(24)} ${fmt(median(rows.version.ms)).padStart(10)}  peak RSS ${median(rows.version.rss).toFixed(1)} MB, ${faults(rows.version)}  (${ratio(median(rows.version.ms))} of bare node; target ≤ 1.2x)`);
 console.log(`${rows.help.label.padEnd(24)} ${fmt(median(rows.help.ms)).padStart(10)}  peak RSS ${median(rows.help.rss).toFixed(1)} MB, ${faults(rows.help)}  (${ratio(median(rows.help.ms))})`);
+console.log(`${rows.floor.label.padEnd(24)} ${fmt(median(rows.floor.ms)).padStart(10)}  ${rss(rows.floor)} up to it  (${ratio(median(rows.floor.ms))}: Node's own HTTP stack, which -p needs too)`);
 console.log(`${rows.first.label.padEnd(24)} ${fmt(median(rows.first.ms)).padStart(10)}  ${rss(rows.first)} up to it  (${ratio(median(rows.first.ms))} of bare node; target ≤ 1.6x); whole run: ${faults(rows.first)}`);
 console.log(`${rows.cold.label.padEnd(24)} ${fmt(median(rows.cold.ms)).padStart(10)}  ${rss(rows.cold)} up to it  (${ratio(median(rows.cold.ms))}; LARIK_NO_CODE_CACHE=1, as on a first run); whole run: ${faults(rows.cold)}`);
 console.log(`${"scripted -p, 4 requests".padEnd(24)} ${fmt(whole.ms).padStart(10)}  peak RSS ${wholeRss.toFixed(1)} MB (target < 120 MB)`);
