@@ -873,7 +873,7 @@ export class Agent {
     if (!tool) return fail(unknownToolText(use.name, tools.map((t) => t.name)));
     if (use.raw_input !== undefined) return fail(invalidJson(use.name, use.raw_input));
     let parsed = parseToolArguments(tool.input, use.input);
-    if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
+    if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error, use.input));
     let input = parsed.data;
     const info: ToolCallInfo = { agent: this, tool, tool_use_id: use.id, input, halt: onHalt, notice: (text) => emit({ type: "notice", text: noticeText(text) }) };
     let hook: { decision: "allow" | "deny" | "ask"; reason?: string } | undefined;
@@ -881,7 +881,7 @@ export class Agent {
       const d = await this.host.hooks.preToolUse.promise(info);
       if (d?.updatedInput !== undefined) {
         parsed = parseToolArguments(tool.input, d.updatedInput);
-        if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error));
+        if (!parsed.success) return fail(invalidArguments(tool.name, parsed.error, d.updatedInput));
         input = parsed.data;
         info.input = input;
       }

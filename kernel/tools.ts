@@ -217,16 +217,31 @@ export function inputJsonSchema(schema: ToolInputSchema): Record<string, unknown
  * (`path: Invalid input: expected string, received number; limit: …`): the reason in
  * {@link invalidArguments}, which {@link toolErrorLine} shows the user (`✗ read: invalid arguments: …`).
  */
-function argumentProblems(error: z.core.$ZodError): string {
-  return error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(input)"}: ${i.message}`).join("; ");
+function argumentProblems(error: z.core.$ZodError, input: unknown): string {
+  return error.issues.map((i) => `${i.path.length ? i.path.join(".") : "(input)"}: ${issueText(i, input)}`).join("; ");
+}
+
+/**
+ * zod's message for one issue, but for a required argument left out or sent as `null`: zod says
+ * "received undefined" for both (the nulls are dropped before it looks, {@link parseToolArguments}),
+ * which names neither what the model sent nor what to do.
+ */
+function issueText(issue: z.core.$ZodIssue, input: unknown): string {
+  if (issue.code !== "invalid_type" || !issue.message.endsWith("received undefined")) return issue.message;
+  const sent = valueAt(input, issue.path);
+  if (sent === null) return issue.message.replace(/received undefined$/, "received null");
+  if (sent === undefined) return `required: expected ${issue.expected}`;
+  return issue.message;
 }
 
 /**
  * Formats a zod error as one line for the model: `INVALID_ARGUMENTS: read: path: expected string.
  * Fix the arguments …`.
+ * @param input the arguments as the model sent them, so that a required one it left out reads
+ *   `path: required: expected string`, and one it sent as `null` says so
  */
-export function invalidArguments(tool: string, error: z.core.$ZodError): string {
-  return `INVALID_ARGUMENTS: ${tool}: ${argumentProblems(error)}. Fix the arguments to match the tool's schema and call it again.`;
+export function invalidArguments(tool: string, error: z.core.$ZodError, input?: unknown): string {
+  return `INVALID_ARGUMENTS: ${tool}: ${argumentProblems(error, input)}. Fix the arguments to match the tool's schema and call it again.`;
 }
 
 /**

@@ -1160,6 +1160,7 @@ describe("larik -p end to end", () => {
         { id: "c2", name: "read", input: {} },
         { id: "c3", name: "bash", input: { command: "echo hi", timeout: "soon" } },
         { id: "c4", name: "glob", input: { pattern: "*.js" } },
+        { id: "c5", name: "write", input: { path: "x.txt", content: null } },
       ];
       server.push({ tools: calls }, { text: "sorry" });
       const r = await runCli(["-p", "--model", "openai-compatible/m", "read it"], { cwd: repo, env: e });
@@ -1171,11 +1172,13 @@ describe("larik -p end to end", () => {
       // that fits its schema keeps its `→` line)
       expect(r.stderr.split("\n")).toEqual([
         '✗ read {"path":42}: invalid arguments: path: Invalid input: expected string, received number',
-        "✗ read: invalid arguments: path: Invalid input: expected string, received undefined",
+        "✗ read: invalid arguments: path: required: expected string",
         "✗ bash echo hi: invalid arguments: timeout: Invalid input: expected number, received string",
         "→ glob *.js",
+        "✗ write x.txt: invalid arguments: content: Invalid input: expected string, received null",
         "",
       ]);
+      expect(results[1]).toBe("INVALID_ARGUMENTS: read: path: required: expected string. Fix the arguments to match the tool's schema and call it again.");
     });
 
     it("a call refused before it runs (unknown tool, cut-off JSON, a deny rule) has no → line, only a ✗ line in the user's words", async () => {

@@ -140,7 +140,7 @@ export function deferredTools(tools: McpTool[]): { tools: AnyTool[]; callTool: A
             return;
           }
           const r = validateToolInput(target.input, args.value);
-          if (!r.success) ctx.addIssue({ code: "custom", path: ["arguments"], message: invalidArguments(target.name, r.error) });
+          if (!r.success) ctx.addIssue({ code: "custom", path: ["arguments"], message: invalidArguments(target.name, r.error, args.value) });
         }),
       ),
     kind: "other",
