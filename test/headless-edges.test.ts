@@ -87,6 +87,31 @@ describe("larik -p at its edges", () => {
     expect([denied.code, denied.stdout, denied.stderr]).toEqual([1, "", "error: openai-compatible (HTTP 401): invalid api key (check OPENAI_API_KEY)\n"]);
   });
 
+  it("a model the provider does not know (404) says so and where to pick another, for each API; a 404 is not retried", async () => {
+    const { repo, env } = setup(server);
+    const anthropicEnv = { ...env, ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "k" };
+    // what OpenAI's Chat Completions and Anthropic's Messages API answer for an unknown model
+    for (const [model, body, stderr] of [
+      [
+        "openai-compatible/no-such-model",
+        { error: { message: "The model `no-such-model` does not exist or you do not have access to it.", type: "invalid_request_error", param: null, code: "model_not_found" } },
+        'error: openai-compatible (HTTP 404): model "no-such-model" not found (The model `no-such-model` does not exist or you do not have access to it.): pick another with --model openai-compatible/<model> or the model setting\n',
+      ],
+      [
+        "anthropic/no-such-model",
+        { type: "error", error: { type: "not_found_error", message: "model: no-such-model" } },
+        'error: anthropic (HTTP 404): model "no-such-model" not found (model: no-such-model): pick another with --model anthropic/<model> or the model setting\n',
+      ],
+    ] as const) {
+      const sent = server.requests.length;
+      server.push({ status: 404, body });
+      const r = await runCli(["-p", "--model", model, "hi"], { cwd: repo, env: anthropicEnv });
+      expect([model, r.code, r.stdout, r.stderr]).toEqual([model, 1, "", stderr]);
+      expect(server.requests.length - sent).toBe(1);
+      expect(server.requests.at(-1)!.body.model).toBe("no-such-model");
+    }
+  });
+
   it("a flag value that starts with a dash and is not valid anyway says what a valid value is", async () => {
     const { repo, env } = setup(server);
     for (const [args, stderr] of [

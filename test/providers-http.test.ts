@@ -122,6 +122,19 @@ describe("classification of recorded error bodies", () => {
     expect(classifyHttpError({ provider: "p", status: 422, bodyText: "{}" }).kind).toBe("bad_request");
   });
 
+  it("a 404 that names the requested model says it was not found and where to pick another; one that names none keeps the URL", () => {
+    // Gemini's unknown model: the model is in the URL, the message says models/<id>
+    const gemini = JSON.stringify({ error: { code: 404, message: "models/gemini-nope is not found for API version v1beta, or is not supported for generateContent.", status: "NOT_FOUND" } });
+    const err = classifyHttpError({ provider: "gemini", status: 404, bodyText: gemini, model: "gemini-nope", url: "https://x/v1beta/models/gemini-nope:streamGenerateContent" });
+    expect([err.kind, err.retryable, err.message]).toEqual([
+      "not_found",
+      false,
+      'model "gemini-nope" not found (models/gemini-nope is not found for API version v1beta, or is not supported for generateContent.): pick another with --model gemini/<model> or the model setting',
+    ]);
+    const path = classifyHttpError({ provider: "p", status: 404, bodyText: '{"detail":"Not Found"}', model: "m", url: "http://h/chat/completions", notFoundHint: "check the base URL" });
+    expect(path.message).toBe("Not Found (http://h/chat/completions: check the base URL)");
+  });
+
   it("retries 408, 409, 429 and 5xx by default, and no other 4xx (the SDKs' policy)", () => {
     const retryable = (status: number) => classifyHttpError({ provider: "p", status, bodyText: "" }).retryable;
     expect([408, 409, 429, 500, 503].map(retryable)).toEqual([true, true, true, true, true]);

@@ -681,9 +681,9 @@ describe("presets and configuration", () => {
     expect(err.message).toBe(
       `404 page not found (${server.url}/chat/completions: /chat/completions is appended to the base URL as it is (as OpenAI's SDK does), so it must end in the API's version path, usually /v1 (check providers.openai-compatible.base_url))`,
     );
-    const model = (await collect((await provider()).stream(request()))).error as ProviderError;
-    // one that names the model is clear as it is
-    expect(model.message).toBe("The model `gpt-nope` does not exist or you do not have access to it.");
+    const model = (await collect((await provider()).stream(request({ model: "gpt-nope" })))).error as ProviderError;
+    // one that names the model is about the model, not the URL: where to pick another
+    expect(model.message).toBe('model "gpt-nope" not found (The model `gpt-nope` does not exist or you do not have access to it.): pick another with --model openai-compatible/<model> or the model setting');
     // with a version path already, only where the path comes from and what to check
     server.enqueue({ status: 404, headers: { "content-type": "application/json" }, body: '{"detail":"Not Found"}' });
     const versioned = (await collect((await provider("openai-compatible", { base_url_env: ["OPENAI_BASE_URL"] })).stream(request()))).error as ProviderError;

@@ -58,6 +58,8 @@ export interface PostJsonOptions extends HttpOptions {
   hint?: string;
   /** Said after the URL of a 404 that names no model: how the adapter builds URLs from the base URL. */
   notFoundHint?: string;
+  /** The model requested, named in a 404 that names it (see `HttpErrorInfo.model`). */
+  model?: string;
   /** Refines the shared classification (a provider's own codes). */
   classify?: (info: HttpErrorInfo, base: ProviderError) => ProviderError;
   /** Called before each retry wait. */
@@ -89,6 +91,8 @@ export function providerRequest(
     hint?: string;
     /** See {@link PostJsonOptions.notFoundHint}. */
     notFoundHint?: string;
+    /** The request's model id, for a 404 that names it (see {@link PostJsonOptions.model}). */
+    model?: string;
     classify?: PostJsonOptions["classify"];
   },
 ): PostJsonOptions & StreamReadOptions {
@@ -103,6 +107,7 @@ export function providerRequest(
     keyEnv: config.api_key_env ?? `providers.${config.name}.api_key`,
     hint: req.hint ?? endpointHint(config),
     notFoundHint: req.notFoundHint,
+    model: req.model,
     classify: req.classify,
   };
 }
@@ -203,7 +208,7 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
     }
     if (res.ok) return res;
     const bodyText = await res.text().catch(() => "");
-    const info: HttpErrorInfo = { provider: opts.provider, status: res.status, headers: res.headers, bodyText, keyEnv: opts.keyEnv, url: opts.url, notFoundHint: opts.notFoundHint };
+    const info: HttpErrorInfo = { provider: opts.provider, status: res.status, headers: res.headers, bodyText, keyEnv: opts.keyEnv, url: opts.url, notFoundHint: opts.notFoundHint, model: opts.model };
     let err = classifyHttpError(info);
     if (opts.classify) err = opts.classify(info, err);
     if (!err.retryable || NEVER_RETRY.has(err.kind) || attempt >= maxRetries) throw err;

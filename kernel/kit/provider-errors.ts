@@ -70,6 +70,11 @@ export interface HttpErrorInfo {
    * (`/chat/completions is appended to the base URL …`).
    */
   notFoundHint?: string;
+  /**
+   * The model requested (the request's own id, without the provider prefix). A 404 whose message
+   * names it, or names a model at all, says the model was not found and how to pick another.
+   */
+  model?: string;
 }
 
 /** The parsed parts of a provider error body, whatever its envelope. */
@@ -191,9 +196,19 @@ function kindOf(status: number, text: string, type: string | undefined): Provide
 }
 
 /**
+ * The message of a 404 that names the requested model: that the model was not found, the
+ * provider's own words (`detail`), and where to pick another (`--model`, the `model` setting).
+ * The provider and status are not repeated: errorText (kernel/kit/one-line.ts) puts them in front.
+ */
+function modelNotFoundMessage(provider: string, model: string, detail: string): string {
+  return `model "${model}" not found (${detail}): pick another with --model ${provider}/<model> or the model setting`;
+}
+
+/**
  * Classifies a failed HTTP response (or an in-stream error mapped to a status) into a
  * {@link ProviderError} with a one-line message, `request_id` and retry hints. The message is
- * the provider's own, plus the key variable for auth errors, the URL (and `notFoundHint`) for a
+ * the provider's own, plus the key variable for auth errors, for a 404 that names the requested
+ * `model` that it was not found and how to pick another, the URL (and `notFoundHint`) for a
  * 404 that does not name a model, and what usually makes a request too large (HTTP 413); a
  * redirect (never followed) names where it points.
  *
@@ -222,8 +237,12 @@ export function classifyHttpError(info: HttpErrorInfo): ProviderError {
   // exceeds the maximum allowed number of bytes", a proxy's "413 Request Entity Too Large") does
   // not say what made it big or what to do
   if (kind === "too_large") message += " (the request is larger than the server takes, mostly because of images or long tool output in the conversation: /clear or a new session starts a smaller one)";
+  // OpenAI "The model `x` does not exist…", Anthropic "model: x", Gemini "models/x is not found…"
+  const namesModel = /\bmodels?\b/i.test(message) || (!!info.model && message.includes(info.model));
+  // the provider's words on an unknown model say nothing of where the model was chosen
+  if (kind === "not_found" && namesModel && info.model) message = modelNotFoundMessage(info.provider, info.model, message);
   // a 404 that does not name a model is mostly a wrong base URL (one without `/v1`): show it
-  if (kind === "not_found" && info.url && !/\bmodel\b/i.test(message)) message += ` (${info.url}${info.notFoundHint ? `: ${info.notFoundHint}` : ""})`;
+  else if (kind === "not_found" && info.url && !namesModel) message += ` (${info.url}${info.notFoundHint ? `: ${info.notFoundHint}` : ""})`;
   if (request_id) message += ` [request_id ${request_id}]`;
   let retryable: boolean;
   if (NEVER_RETRY.has(kind)) retryable = false;

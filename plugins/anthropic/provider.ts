@@ -101,6 +101,7 @@ export class AnthropicProvider implements Provider {
       auth: (key) => ({ "x-api-key": key }),
       stallTimeout: 300,
       notFoundHint: anthropicNotFoundHint(this.#config, base),
+      model: req.model,
     });
     // body is read at send time: the recoveries below change it in place, once each per stream
     let stripped = false;

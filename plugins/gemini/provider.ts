@@ -79,6 +79,7 @@ export class GeminiProvider implements Provider {
       auth: (key) => ({ "x-goog-api-key": key }),
       stallTimeout: 300,
       classify,
+      model: req.model,
     });
     const events = readSseBatches(yield* sendJson(post), post);
     yield* decodeGeminiStream(events, { provider: this.name, model: req.model });

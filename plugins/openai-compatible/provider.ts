@@ -64,6 +64,7 @@ export class ChatCompletionsProvider implements Provider {
       stallTimeout: this.#preset.stallTimeout,
       hint: `${endpointHint(this.#config)}; is the server running?`,
       notFoundHint: chatNotFoundHint(this.#config, baseUrl),
+      model: req.model,
     });
     const ctx = { provider: this.name, model: req.model, tools: req.tools.map((t) => t.name) };
     yield* streamWithRetries(() => sendJson(post), (res) => decodeChatStream(readSseBatches(res, post), ctx), { ...this.#opts, provider: this.name, signal: req.signal });

@@ -62,6 +62,7 @@ export class ResponsesProvider implements Provider {
       auth: (key) => ({ authorization: `Bearer ${key}` }),
       stallTimeout: 300,
       notFoundHint: responsesNotFoundHint(this.#config, base),
+      model: req.model,
     });
     const events = readSseBatches(yield* sendJson(post), post);
     yield* decodeResponsesStream(events, { provider: this.name, model: req.model });
