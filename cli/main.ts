@@ -118,6 +118,11 @@ function showNotices(host: Host): void {
 async function dispatch(host: Host, argv: string[], early: StopSignalTrap): Promise<number> {
   const frontends = host.frontends.list();
   const sub = argv[0] && !argv[0].startsWith("-") ? frontends.find((f) => f.subcommand === argv[0]) : undefined;
+  const typo = sub ? undefined : subcommandTypo(argv, ["config", ...frontends.flatMap((f) => (f.subcommand ? [f.subcommand] : []))]);
+  if (typo) {
+    showNotices(host);
+    throw new ConfigError(typo);
+  }
   const rest = sub ? argv.slice(1) : argv;
   const options: Record<string, CliOption> = { ...COMMON_OPTIONS };
   for (const f of sub ? [sub] : frontends.filter((f) => !f.subcommand)) Object.assign(options, f.options ?? {});
@@ -224,6 +229,22 @@ function argsProblem(err: Error & { code?: string }, argv: string[], options: Re
     if (near) return `${first}: did you mean --${near}?`;
   }
   return first;
+}
+
+/**
+ * The line for a first word that is a subcommand mistyped (`larik serv`, one or two edits from
+ * `serve`), which would otherwise start a session with it as the prompt; undefined for anything
+ * else. Only a word alone or followed by flags counts (`larik fix the bug` is a prompt, as is
+ * anything with `-p`, a space or punctuation in it), and the line says how to send it as a
+ * prompt after all.
+ */
+function subcommandTypo(argv: string[], names: string[]): string | undefined {
+  const word = argv[0];
+  if (!word || !/^[a-z][a-z-]*$/i.test(word) || names.includes(word) || isPrintRun(argv)) return undefined;
+  if (argv[1] !== undefined && !argv[1].startsWith("-")) return undefined;
+  const near = nearestName(word, names);
+  if (!near) return undefined;
+  return `unknown command '${word}': did you mean larik ${near}? (to send "${word}" as a prompt, write larik -- ${word}, or larik -p ${word} for a headless run)`;
 }
 
 function pickFrontend(frontends: Frontend[], args: CliArgs): Frontend | undefined {

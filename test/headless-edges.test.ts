@@ -142,6 +142,34 @@ describe("larik -p at its edges", () => {
     }
   });
 
+  it("a lone first word a typo away from a subcommand is refused with the subcommand it was meant to be; a prompt of more words, or with -p, is not", async () => {
+    const { repo, env } = setup(server);
+    const hint = (w: string, sub: string) => `larik: unknown command '${w}': did you mean larik ${sub}? (to send "${w}" as a prompt, write larik -- ${w}, or larik -p ${w} for a headless run)\n`;
+    const sent = server.requests.length;
+    for (const [args, stderr] of [
+      [["serv"], hint("serv", "serve")],
+      [["Serve"], hint("Serve", "serve")],
+      // the typo wins over the serve flag it makes unknown
+      [["serv", "--addr", "127.0.0.1:0"], hint("serv", "serve")],
+      [["confg"], hint("confg", "config")],
+      // prompts: without a terminal and -p, the forgotten -p
+      [["serve the files"], 'larik: not a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode\n'],
+      [["serv", "the", "files"], 'larik: not a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode\n'],
+      [["--", "serv"], 'larik: not a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode\n'],
+    ] as const) {
+      const r = await runCli([...args], { cwd: repo, env });
+      expect([args, r.code, r.stdout, r.stderr]).toEqual([args, 2, "", stderr]);
+    }
+    expect(server.requests.length).toBe(sent);
+    // with -p the word is the prompt, wherever -p is
+    for (const args of [["-p", ...M, "serv"], ["serv", "-p", ...M]]) {
+      server.push({ text: "ok" });
+      const r = await runCli(args, { cwd: repo, env });
+      expect([args, r.code, r.stdout, r.stderr]).toEqual([args, 0, "ok\n", ""]);
+      expect(server.requests.at(-1)!.body.messages.at(-1).content).toBe("serv");
+    }
+  });
+
   it("a stop signal while stdin is read ends the run at once: said once, 128 + its number, no request", async () => {
     const { repo, env } = setup(server);
     const sent = server.requests.length;
