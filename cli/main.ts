@@ -232,7 +232,7 @@ function argsProblem(err: Error & { code?: string }, argv: string[], options: Re
 }
 
 /**
- * The line for a first word that is a subcommand mistyped (`larik serv`, one or two edits from
+ * The line for a first word that is a subcommand mistyped (`larik serv`, one edit from
  * `serve`), which would otherwise start a session with it as the prompt; undefined for anything
  * else. Only a word alone or followed by flags counts (`larik fix the bug` is a prompt, as is
  * anything with `-p`, a space or punctuation in it), and the line says how to send it as a
@@ -242,7 +242,8 @@ function subcommandTypo(argv: string[], names: string[]): string | undefined {
   const word = argv[0];
   if (!word || !/^[a-z][a-z-]*$/i.test(word) || names.includes(word) || isPrintRun(argv)) return undefined;
   if (argv[1] !== undefined && !argv[1].startsWith("-")) return undefined;
-  const near = nearestName(word, names);
+  // one edit (`serv`, `confg`, `sevre`): two would take real one-word prompts (`solve`, `save`)
+  const near = nearestName(word, names, 1);
   if (!near) return undefined;
   return `unknown command '${word}': did you mean larik ${near}? (to send "${word}" as a prompt, write larik -- ${word}, or larik -p ${word} for a headless run)`;
 }
@@ -253,7 +254,6 @@ function pickFrontend(frontends: Frontend[], args: CliArgs): Frontend | undefine
   if (!process.stdin.isTTY || !process.stdout.isTTY) return undefined;
   return frontends.find((f) => f.interactive);
 }
-
 
 /**
  * `larik --sessions`: this folder's sessions, newest first, one `sessionLine` each; with

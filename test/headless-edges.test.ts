@@ -156,6 +156,8 @@ describe("larik -p at its edges", () => {
       [["serve the files"], 'larik: not a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode\n'],
       [["serv", "the", "files"], 'larik: not a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode\n'],
       [["--", "serv"], 'larik: not a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode\n'],
+      // two edits from serve: a word, not a typo
+      [["solve"], 'larik: not a terminal: use -p "prompt" (or pipe a prompt into larik -p) for headless mode\n'],
     ] as const) {
       const r = await runCli([...args], { cwd: repo, env });
       expect([args, r.code, r.stdout, r.stderr]).toEqual([args, 2, "", stderr]);
