@@ -19,20 +19,15 @@
 // Needs `npm run build` first. The model is a local server speaking the OpenAI Chat Completions
 // wire format (test/fakes/mock-model-server.ts); no network is used.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { SourceMap } from "node:module";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { createJiti } from "jiti";
+import { root, startBench } from "./harness.mjs";
 
-const root = resolve(import.meta.dirname, "..");
 const runs = Number(process.argv[2] ?? 3);
 const cli = resolve(process.argv[3] ?? join(root, "dist/cli.cjs"));
 if (!(runs > 0)) throw new Error("usage: node bench/startup-alloc.mjs [runs] [cli.cjs]");
-const jiti = createJiti(import.meta.url);
-const { startMockModelServer } = await jiti.import(join(root, "test/fakes/mock-model-server.ts"));
-
-const tmp = mkdtempSync(join(tmpdir(), "larik-alloc-"));
+const { server, tmp, project, env, close } = await startBench("larik-alloc-");
 const profiles = join(tmp, "profiles");
 mkdirSync(profiles);
 const preload = join(tmp, "heap.cjs");
@@ -51,19 +46,6 @@ require("node:diagnostics_channel").subscribe("http.client.request.start", ({ re
 `,
 );
 
-const server = await startMockModelServer();
-const project = join(tmp, "project");
-mkdirSync(join(project, ".git"), { recursive: true });
-const home = join(tmp, "home");
-const env = {
-  PATH: process.env.PATH,
-  HOME: home,
-  XDG_CONFIG_HOME: join(home, ".config"),
-  XDG_DATA_HOME: join(home, "data"),
-  XDG_CACHE_HOME: join(home, "cache"),
-  OPENAI_BASE_URL: `${server.url}/v1`,
-  OPENAI_API_KEY: "bench",
-};
 function run(flags) {
   return new Promise((done, fail) => {
     server.push({ text: "ok" });
@@ -77,7 +59,6 @@ function run(flags) {
 await run([]);
 await run([]);
 for (let i = 0; i < runs; i++) await run(["-r", preload]);
-await server.close();
 
 // The start path's functions, by name and source file: a sample belongs to the innermost one on
 // its stack, and to "other" (Node's bootstrap, the launcher, the profiler's session) under none.
@@ -122,7 +103,7 @@ for (const f of files) {
   };
   walk(JSON.parse(readFileSync(join(profiles, f), "utf8")).head, undefined);
 }
-rmSync(tmp, { recursive: true, force: true });
+await close();
 const kb = (b) => `${(b / files.length / 1024).toFixed(0).padStart(6)} KB`;
 console.log(`runs: ${files.length}; CLI: ${cli}`);
 console.log(`allocated from process start to the first request: ${kb(total).trim()}`);

@@ -16,19 +16,14 @@
 // Needs `npm run build` first. The model is a local server speaking the OpenAI Chat Completions
 // wire format (test/fakes/mock-model-server.ts); no network is used.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { createJiti } from "jiti";
+import { root, startBench } from "./harness.mjs";
 
-const root = resolve(import.meta.dirname, "..");
 const runs = Number(process.argv[2] ?? 21);
 const cli = resolve(process.argv[3] ?? join(root, "dist/cli.cjs"));
 if (!(runs > 0)) throw new Error("usage: node bench/startup-phases.mjs [runs] [cli.cjs]");
-const jiti = createJiti(import.meta.url);
-const { startMockModelServer } = await jiti.import(join(root, "test/fakes/mock-model-server.ts"));
-
-const tmp = mkdtempSync(join(tmpdir(), "larik-phases-"));
+const { server, tmp, project, env, close } = await startBench("larik-phases-");
 const out = join(tmp, "phases.jsonl");
 const preload = join(tmp, "probe.cjs");
 // process.uptime, not performance.now: the `performance` global loads perf_hooks (~1 ms), which a
@@ -49,20 +44,6 @@ process.on("exit", () => { mark("exit"); write(); });
 `,
 );
 
-const server = await startMockModelServer();
-const project = join(tmp, "project");
-mkdirSync(join(project, ".git"), { recursive: true });
-const home = join(tmp, "home");
-const env = {
-  PATH: process.env.PATH,
-  HOME: home,
-  XDG_CONFIG_HOME: join(home, ".config"),
-  XDG_DATA_HOME: join(home, "data"),
-  XDG_CACHE_HOME: join(home, "cache"),
-  OPENAI_BASE_URL: `${server.url}/v1`,
-  OPENAI_API_KEY: "bench",
-};
-
 function run(args) {
   return new Promise((done) => {
     server.push({ text: "ok" });
@@ -82,8 +63,7 @@ for (let i = 0; i < runs; i++) {
   bare.push(await run(["-e", "0"]));
   timed.push(await run(larik));
 }
-await server.close();
-rmSync(tmp, { recursive: true, force: true });
+await close();
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const at = (list, phase, k) => median(list.map((marks) => marks.find((m) => m[0] === phase)?.[k]).filter((v) => v !== undefined));
