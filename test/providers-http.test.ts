@@ -284,6 +284,17 @@ describe("postJson", () => {
     ]);
   });
 
+  it("a host name that does not resolve (ENOTFOUND) fails at once, without retries: a typo no retry mends; EAI_AGAIN is retried", async () => {
+    // what Node's http client rejects with for a name getaddrinfo does not know (no DNS is asked here)
+    const dnsError = (code: string) => () =>
+      Promise.reject(Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error(`getaddrinfo ${code} modle.example`), { code, hostname: "modle.example" }) }));
+    const url = "http://modle.example/v1/messages";
+    const err = await caught(postJson({ provider: "p", url, body: {}, sleep: fastSleep, hint: "check base_url", fetch: dnsError("ENOTFOUND") as unknown as typeof fetch }));
+    expect([err.kind, err.message, sleeps]).toEqual(["network", `cannot reach ${url}: ENOTFOUND, no such host name (check base_url)`, []]);
+    const again = await caught(postJson({ provider: "p", url, body: {}, sleep: fastSleep, fetch: dnsError("EAI_AGAIN") as unknown as typeof fetch }));
+    expect([again.message, sleeps]).toEqual([`cannot reach ${url}: EAI_AGAIN`, [500, 1000].map(() => expect.any(Number))]);
+  });
+
   describe("through a proxy (HTTPS_PROXY / HTTP_PROXY / NO_PROXY, as curl reads them)", () => {
     const saved = { ...process.env };
     afterEach(() => {

@@ -290,10 +290,14 @@ export function networkError(provider: string, url: string, err: unknown, hint?:
   const detail = singleLineExcerpt(cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err)), 200);
   // a proxy variable that is not a URL: no retry mends it, and the base URL is not to blame
   if (cause?.badProxy) return new ProviderError({ provider, kind: "network", message: detail, retryable: false });
+  // A host name that does not resolve (getaddrinfo's EAI_NONAME, which Node calls ENOTFOUND) is a
+  // mistyped URL, which no retry mends; EAI_AGAIN, a resolver that did not answer, is retried.
+  const noSuchHost = cause?.code === "ENOTFOUND";
+  const what = noSuchHost ? `${detail}, no such host name` : detail;
   const message = cause?.proxy
-    ? `cannot reach ${url} through the proxy ${cause.proxy}: ${detail} (check the proxy, or list the host in NO_PROXY to go direct)`
-    : `cannot reach ${url}: ${detail}${hint ? ` (${hint})` : ""}`;
-  return new ProviderError({ provider, kind: "network", message, retryable: true });
+    ? `cannot reach ${url} through the proxy ${cause.proxy}: ${what} (check the proxy, or list the host in NO_PROXY to go direct)`
+    : `cannot reach ${url}: ${what}${hint ? ` (${hint})` : ""}`;
+  return new ProviderError({ provider, kind: "network", message, retryable: !noSuchHost });
 }
 
 /** The error for a stream that closed without its terminator (WIRE-FORMATS §0.1, §6.6). */
