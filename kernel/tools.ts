@@ -240,9 +240,19 @@ function issueText(issue: z.core.$ZodIssue, input: unknown): string {
  * @param input the arguments as the model sent them, so that a required one it left out reads
  *   `path: required: expected string`, and one it sent as `null` says so
  */
-export function invalidArguments(tool: string, error: z.core.$ZodError, input?: unknown): string {
-  return `INVALID_ARGUMENTS: ${tool}: ${argumentProblems(error, input)}. Fix the arguments to match the tool's schema and call it again.`;
+export function invalidArguments(tool: string, error: z.core.$ZodError, input: unknown): string {
+  return `INVALID_ARGUMENTS: ${tool}: ${argumentProblems(error, input)}. ${FIX_ARGUMENTS}`;
 }
+
+/** What {@link invalidArguments} tells the model to do; {@link toolErrorLine} leaves it out for the user. */
+const FIX_ARGUMENTS = "Fix the arguments to match the tool's schema and call it again.";
+/** How {@link invalidJson}'s instruction to the model starts; {@link toolErrorLine} leaves it out for the user. */
+const RESEND_CALL = "Resend the call with";
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** {@link invalidArguments}'s text, read back: the problems. */
+const INVALID_ARGUMENTS_TEXT = new RegExp(`^INVALID_ARGUMENTS: [^:\\n]+: ([\\s\\S]*)\\. ${escaped(FIX_ARGUMENTS)}$`);
+/** {@link invalidJson}'s text, read back: what the arguments were instead of an object, if JSON, and the arguments. */
+const INVALID_JSON_TEXT = new RegExp(`^INVALID_JSON: the arguments of \\S+ (?:were not complete JSON|must be one JSON object, got (.+?)) \\(([\\s\\S]*)\\)\\. ${escaped(RESEND_CALL)} `);
 
 /**
  * The result for a call whose arguments are not a JSON object: complete JSON of another kind
@@ -257,8 +267,8 @@ export function invalidJson(tool: string, raw: string): string {
   } catch {
     // not JSON at all: cut short (max_tokens) or malformed
   }
-  if (kind) return `INVALID_JSON: the arguments of ${tool} must be one JSON object, got ${kind} (${truncate(raw, 200)}). Resend the call with the arguments as a JSON object.`;
-  return `INVALID_JSON: the arguments of ${tool} were not complete JSON (${truncate(raw, 200)}). Resend the call with the complete JSON arguments.`;
+  if (kind) return `INVALID_JSON: the arguments of ${tool} must be one JSON object, got ${kind} (${truncate(raw, 200)}). ${RESEND_CALL} the arguments as a JSON object.`;
+  return `INVALID_JSON: the arguments of ${tool} were not complete JSON (${truncate(raw, 200)}). ${RESEND_CALL} the complete JSON arguments.`;
 }
 
 /** `s` cut to `n` characters, with `…` when cut. */
@@ -319,8 +329,9 @@ export function parseToolArguments<S extends ToolInputSchema>(schema: S, input: 
  * when it gives one, else a generic one: the first string of `command`, `path`, `file_path`,
  * `pattern`, `url`, `query`, `description`, `prompt` (`pattern in path` when both are strings),
  * else the `path`s of a `files` array (`a.ts, b.ts`), else `N items` for a `todos` array, else
- * the input as JSON, or nothing for an empty input (`{}`, a call cut short, says nothing). Whitespace runs become one space and control characters (ESC, BEL, C1) are
- * dropped: the input is the model's, and no escape sequence of its own may reach a terminal.
+ * the input as JSON, or nothing for an empty input (`{}`, a call cut short, says nothing).
+ * Whitespace runs become one space and control characters (ESC, BEL, C1) are dropped: the input
+ * is the model's, and no escape sequence of its own may reach a terminal.
  * Longer than `max` characters, it is cut with `…`.
  * @param tool the called tool, undefined when the model named none that is registered
  * @param max the longest result, in UTF-16 code units (default 120)
@@ -363,9 +374,9 @@ function genericSummary(input: unknown): string {
  * Not cut to length and not stripped of control characters: the caller does that.
  */
 export function toolErrorLine(output: string): string {
-  const invalid = /^INVALID_ARGUMENTS: [^:\n]+: ([\s\S]*)\. Fix the arguments to match the tool's schema and call it again\.$/.exec(output);
+  const invalid = INVALID_ARGUMENTS_TEXT.exec(output);
   if (invalid) return `invalid arguments: ${invalid[1]}`.split("\n")[0]!;
-  const json = /^INVALID_JSON: the arguments of \S+ (?:were not complete JSON|must be one JSON object, got (.+?)) \(([\s\S]*)\)\. Resend the call with /.exec(output);
+  const json = INVALID_JSON_TEXT.exec(output);
   if (json) return (json[1] ? `arguments not a JSON object (${json[1]}): ${json[2]}` : `arguments not complete JSON: ${json[2]}`).split("\n")[0]!;
   const lines = output.split("\n");
   const last = lines.at(-1)!;

@@ -76,6 +76,6 @@ export function makeContext(
 /** Validates `input` as the kernel does ({@link parseToolArguments}) and runs the tool. */
 export async function call(tool: AnyTool, input: unknown, ctx: ToolContext, toolUseId?: string): Promise<ToolResult> {
   const parsed = parseToolArguments(tool.input, input);
-  if (!parsed.success) return { content: invalidArguments(tool.name, parsed.error), is_error: true };
+  if (!parsed.success) return { content: invalidArguments(tool.name, parsed.error, input), is_error: true };
   return tool.run(parsed.data, toolUseId ? { ...ctx, toolUseId } : ctx);
 }
