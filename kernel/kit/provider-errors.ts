@@ -283,7 +283,9 @@ export function streamError(provider: string, payload: unknown): ProviderError {
 /**
  * A connection-level failure as one line naming the URL, and the proxy when the request went
  * through one (then the fix hint is the proxy's, not `hint`). A bad proxy variable (see
- * kernel/kit/http-node.ts) is the variable's own line, not retryable.
+ * kernel/kit/http-node.ts) is the variable's own line, not retryable. A refused connection
+ * (ECONNREFUSED: nothing listens on that port) adds "is the server running?" unless `hint`
+ * already asks something.
  */
 export function networkError(provider: string, url: string, err: unknown, hint?: string): ProviderError {
   const cause = (err as { cause?: unknown })?.cause as { code?: string; message?: string; proxy?: string; badProxy?: boolean } | undefined;
@@ -294,9 +296,12 @@ export function networkError(provider: string, url: string, err: unknown, hint?:
   // mistyped URL, which no retry mends; EAI_AGAIN, a resolver that did not answer, is retried.
   const noSuchHost = cause?.code === "ENOTFOUND";
   const what = noSuchHost ? `${detail}, no such host name` : detail;
+  // a local model server that is not started is the common case; a provider's own hint may ask
+  // it better ("is Ollama running?")
+  const fixHint = cause?.code === "ECONNREFUSED" && !hint?.includes("?") ? [hint, "is the server running?"].filter(Boolean).join("; ") : hint;
   const message = cause?.proxy
     ? `cannot reach ${url} through the proxy ${cause.proxy}: ${what} (check the proxy, or list the host in NO_PROXY to go direct)`
-    : `cannot reach ${url}: ${what}${hint ? ` (${hint})` : ""}`;
+    : `cannot reach ${url}: ${what}${fixHint ? ` (${fixHint})` : ""}`;
   return new ProviderError({ provider, kind: "network", message, retryable: !noSuchHost });
 }
 

@@ -62,7 +62,6 @@ export class ChatCompletionsProvider implements Provider {
       headers: { accept: "text/event-stream" },
       auth: (key) => ({ authorization: `Bearer ${key}` }),
       stallTimeout: this.#preset.stallTimeout,
-      hint: `${endpointHint(this.#config)}; is the server running?`,
       notFoundHint: chatNotFoundHint(this.#config, baseUrl),
       model: req.model,
     });
