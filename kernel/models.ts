@@ -96,6 +96,8 @@ function parseSpec(spec: string, providers: Registry<ProviderFactory>, settings:
     );
   }
   for (const f of providers.list()) if (f.models?.some((m) => m.id === spec)) return { provider: f.name, model: spec };
+  // `--model openai-compatible`: a provider alone, which serves many models
+  if (providers.get(spec) || providerSettings(settings, spec)) throw new ConfigError(`"${spec}" is a provider, not a model: name the model too, as ${spec}/<model>`);
   if (/^claude-/.test(spec)) return { provider: "anthropic", model: spec };
   if (/^gemini-/.test(spec)) return { provider: "gemini", model: spec };
   if (/^(gpt-|o\d)|codex/.test(spec)) return { provider: "openai", model: spec };

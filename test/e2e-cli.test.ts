@@ -963,6 +963,11 @@ describe("larik -p end to end", () => {
       expect(r.stderr).toMatch(/unknown provider "nosuch".*use one of .*anthropic/);
     });
 
+    it("a provider without a model", async () => {
+      const r = await runCli(["-p", "--model", "openai-compatible", "hi"], { cwd: repo, env: { ...env, OPENAI_API_KEY: "k" } });
+      expect([r.code, r.stderr]).toEqual([2, `larik: "openai-compatible" is a provider, not a model: name the model too, as openai-compatible/<model>\n`]);
+    });
+
     it("a misspelt provider, with the spelling it was meant to be", async () => {
       const r = await runCli(["-p", "--model", "antropic/claude-sonnet-4-5", "hi"], { cwd: repo, env: { ...env, ANTHROPIC_API_KEY: "k" } });
       expect(r.code).toBe(2);
