@@ -54,7 +54,11 @@ export interface PostJsonOptions extends HttpOptions {
   stallTimeout?: number;
   /** Variable holding the key, named in auth errors. */
   keyEnv?: string;
-  /** Appended to connection errors, e.g. `set ANTHROPIC_BASE_URL or providers.x.base_url`. */
+  /**
+   * Appended to connection errors, e.g. `set ANTHROPIC_BASE_URL or providers.x.base_url`. A refused
+   * connection adds "is the server running?" to it, unless the hint asks a question of its own
+   * (Ollama's "is Ollama running? …"; see {@link networkError}).
+   */
   hint?: string;
   /** Said after the URL of a 404 that names no model: how the adapter builds URLs from the base URL. */
   notFoundHint?: string;
@@ -87,7 +91,7 @@ export function providerRequest(
     auth?: (key: string) => Record<string, string>;
     /** Seconds, used when the config sets no `stall_timeout`. */
     stallTimeout: number;
-    /** Replaces the endpoint hint (default: {@link endpointHint}). */
+    /** Replaces the endpoint hint (default: {@link endpointHint}); see {@link PostJsonOptions.hint}. */
     hint?: string;
     /** See {@link PostJsonOptions.notFoundHint}. */
     notFoundHint?: string;
