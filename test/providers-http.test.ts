@@ -282,6 +282,16 @@ describe("postJson", () => {
       `p: cannot reach ${url}: ECONNREFUSED; retrying in 0.5 s (1/2)`,
       `p: cannot reach ${url}: ECONNREFUSED; retrying in 1.0 s (2/2)`,
     ]);
+    // a hint of any wording waits too (Ollama's asks a question first)
+    const asked: string[] = [];
+    const ollama = sendJson({ provider: "p", url, body: {}, sleep: fastSleep, random: () => 0, hint: "is Ollama running? check OLLAMA_HOST" });
+    const last = await caught(
+      (async () => {
+        for (let r = await ollama.next(); !r.done; r = await ollama.next()) if (r.value.type === "notice") asked.push(r.value.text);
+      })(),
+    );
+    expect(asked).toEqual(notices);
+    expect(last.message).toBe(`cannot reach ${url}: ECONNREFUSED (is Ollama running? check OLLAMA_HOST)`);
   });
 
   it("a host name that does not resolve (ENOTFOUND) fails at once, without retries: a typo no retry mends; EAI_AGAIN is retried", async () => {

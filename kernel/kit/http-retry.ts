@@ -204,7 +204,8 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
       if (attempt >= maxRetries || !e.retryable) throw e;
       const delayMs = backoffDelay(attempt, random);
       opts.onRetry?.({ attempt: attempt + 1, delayMs, error: e });
-      yield retryNotice(e, delayMs, attempt + 1, maxRetries);
+      // the fix hint waits for the last attempt
+      yield retryNotice(e.provider, networkError(opts.provider, opts.url, err, false).message, delayMs, attempt + 1, maxRetries);
       await wait(delayMs, opts.signal);
       continue;
     } finally {
@@ -219,15 +220,13 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
     if (err.retry_after_ms !== undefined && err.retry_after_ms > MAX_RETRY_AFTER_MS) throw err;
     const delayMs = err.retry_after_ms ?? backoffDelay(attempt, random);
     opts.onRetry?.({ attempt: attempt + 1, delayMs, error: err });
-    yield retryNotice(err, delayMs, attempt + 1, maxRetries);
+    yield retryNotice(err.provider, `HTTP ${err.status} ${err.kind.replace(/_/g, " ")}`, delayMs, attempt + 1, maxRetries);
     await wait(delayMs, opts.signal);
   }
 }
 
-function retryNotice(err: ProviderError, delayMs: number, attempt: number, max: number): StreamEvent {
-  // without a status the kind alone ("network") hides what failed; the fix hint waits for the last attempt
-  const what = err.status ? `HTTP ${err.status} ${err.kind.replace(/_/g, " ")}` : err.message.replace(/ \((?:check|is the server)[^)]*\)$/, "");
-  return { type: "notice", text: `${err.provider}: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${max})` };
+function retryNotice(provider: string, what: string, delayMs: number, attempt: number, max: number): StreamEvent {
+  return { type: "notice", text: `${provider}: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${max})` };
 }
 
 /** Events that show the answer: once one was yielded, a request is never sent again. */

@@ -286,8 +286,9 @@ export function streamError(provider: string, payload: unknown): ProviderError {
  * kernel/kit/http-node.ts) is the variable's own line, not retryable. A refused connection
  * (ECONNREFUSED: nothing listens on that port) adds "is the server running?" unless `hint`
  * already asks something.
+ * @param hint what to check; false for the bare line, with no hint at all (a retry notice's)
  */
-export function networkError(provider: string, url: string, err: unknown, hint?: string): ProviderError {
+export function networkError(provider: string, url: string, err: unknown, hint?: string | false): ProviderError {
   const cause = (err as { cause?: unknown })?.cause as { code?: string; message?: string; proxy?: string; badProxy?: boolean } | undefined;
   const detail = singleLineExcerpt(cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err)), 200);
   // a proxy variable that is not a URL: no retry mends it, and the base URL is not to blame
@@ -298,10 +299,13 @@ export function networkError(provider: string, url: string, err: unknown, hint?:
   const what = noSuchHost ? `${detail}, no such host name` : detail;
   // a local model server that is not started is the common case; a provider's own hint may ask
   // it better ("is Ollama running?")
-  const fixHint = cause?.code === "ECONNREFUSED" && !hint?.includes("?") ? [hint, "is the server running?"].filter(Boolean).join("; ") : hint;
-  const message = cause?.proxy
-    ? `cannot reach ${url} through the proxy ${cause.proxy}: ${what} (check the proxy, or list the host in NO_PROXY to go direct)`
-    : `cannot reach ${url}: ${what}${fixHint ? ` (${fixHint})` : ""}`;
+  const fixHint =
+    hint === false ? undefined
+    : cause?.proxy ? "check the proxy, or list the host in NO_PROXY to go direct"
+    : cause?.code === "ECONNREFUSED" && !hint?.includes("?") ? [hint, "is the server running?"].filter(Boolean).join("; ")
+    : hint;
+  const where = cause?.proxy ? `${url} through the proxy ${cause.proxy}` : url;
+  const message = `cannot reach ${where}: ${what}${fixHint ? ` (${fixHint})` : ""}`;
   return new ProviderError({ provider, kind: "network", message, retryable: !noSuchHost });
 }
 
