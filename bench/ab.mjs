@@ -2,7 +2,7 @@
 // bench/ab: `larik -p` from spawn to the first request at a local model server, for several builds
 // of the CLI taking turns run by run, beside bare `node -e 0`.
 //
-//   node bench/ab.mjs <runs> <cli.cjs> [<cli.cjs> ...]
+//   [BENCH_CPU=<n>] node bench/ab.mjs <runs> <cli.cjs> [<cli.cjs> ...]
 //
 // Prints the median per build and its ratio to bare node, then the same for the fastest quarter
 // (see bench/startup.mjs). For comparing builds (a change and the commit before it:
@@ -25,8 +25,11 @@ const server = await startMockModelServer();
 const home = mkdtempSync(join(tmpdir(), "ab-home-")); const project = mkdtempSync(join(tmpdir(), "ab-proj-")); mkdirSync(join(project, ".git"));
 const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, ".config"), XDG_DATA_HOME: join(home, "data"), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "b" };
 const homes = new Map(); const envFor = (cli) => { if (!homes.has(cli)) { const h = mkdtempSync(join(tmpdir(), "ab-h-")); homes.set(cli, { ...env, HOME: h, XDG_CONFIG_HOME: join(h, ".config"), XDG_DATA_HOME: join(h, "data") }); } return homes.get(cli); };
-function one(cli) { return new Promise((res) => { server.requests.length = 0; server.push({ text: "ok" }); const t0 = performance.now(); const c = spawn(process.execPath, [cli, "-p", "--model", "openai-compatible/b", "hi"], { cwd: project, env: envFor(cli), stdio: ["ignore", "pipe", "pipe"] }); c.on("close", () => res(server.requests[0].at - t0)); }); }
-function bare() { return new Promise((res) => { const t0 = performance.now(); spawn(process.execPath, ["-e", "0"], { cwd: project, env, stdio: "ignore" }).on("close", () => res(performance.now() - t0)); }); }
+// BENCH_CPU=<n> runs every child on CPU n alone (taskset; the server is not pinned): on a VM
+// whose CPUs differ in speed, comparisons then agree within a millisecond or two between runs
+const node = (args) => (process.env.BENCH_CPU ? ["taskset", ["-c", process.env.BENCH_CPU, process.execPath, ...args]] : [process.execPath, args]);
+function one(cli) { return new Promise((res) => { server.requests.length = 0; server.push({ text: "ok" }); const t0 = performance.now(); const c = spawn(...node([cli, "-p", "--model", "openai-compatible/b", "hi"]), { cwd: project, env: envFor(cli), stdio: ["ignore", "pipe", "pipe"] }); c.on("close", () => res(server.requests[0].at - t0)); }); }
+function bare() { return new Promise((res) => { const t0 = performance.now(); spawn(...node(["-e", "0"]), { cwd: project, env, stdio: "ignore" }).on("close", () => res(performance.now() - t0)); }); }
 // warm the file cache, and let each build's first run write its code cache
 for (const c of clis) { await one(c); await one(c); }
 const t = clis.map(() => []); const b = [];
