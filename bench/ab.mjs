@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createJiti } from "jiti";
+import { percentile } from "./harness.mjs";
 const root = resolve(import.meta.dirname, "..");
 const jiti = createJiti(import.meta.url);
 const { startMockModelServer } = await jiti.import(join(root, "test/fakes/mock-model-server.ts"));
@@ -36,8 +37,7 @@ const t = clis.map(() => []); const b = [];
 for (let i = 0; i < runs; i++) { b.push(await bare()); for (let k = 0; k < clis.length; k++) t[k].push(await one(clis[k])); }
 await server.close(); for (const e of homes.values()) rmSync(e.HOME, { recursive: true, force: true });
 rmSync(home, { recursive: true, force: true }); rmSync(project, { recursive: true, force: true });
-const med = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
-// the 25th percentile: on a VM with a slower and a faster CPU, it compares runs on the faster one
-const q1 = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 2];
+const med = (xs) => percentile(xs, 0.5);
+const q1 = (xs) => percentile(xs, 0.25);
 console.log("bare", med(b).toFixed(1), "fastest quarter", q1(b).toFixed(1));
 clis.forEach((c, k) => console.log(c, med(t[k]).toFixed(1), (med(t[k]) / med(b)).toFixed(3), "fastest quarter", q1(t[k]).toFixed(1), (q1(t[k]) / q1(b)).toFixed(3)));

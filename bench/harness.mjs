@@ -10,6 +10,15 @@ import { createJiti } from "jiti";
 export const root = resolve(import.meta.dirname, "..");
 
 /**
+ * The value below which a `fraction` of `xs` lie (0.5: the median, 0.25: the fastest quarter of
+ * timings). The fastest quarter is for a VM whose CPUs differ in speed: it compares runs on the
+ * faster one with each other (bench/startup.mjs).
+ */
+export function percentile(xs, fraction) {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length * fraction)];
+}
+
+/**
  * Starts the server and makes the folders; `close()` stops the one and removes the other.
  * @param prefix the temp folder's name prefix
  * @returns `{ server, tmp, project, env, close }`, `env` with PATH, HOME, the XDG folders and

@@ -18,7 +18,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { root, startBench } from "./harness.mjs";
+import { percentile, root, startBench } from "./harness.mjs";
 
 const runs = Number(process.argv[2] ?? 21);
 const cli = resolve(process.argv[3] ?? join(root, "dist/cli.cjs"));
@@ -65,7 +65,7 @@ for (let i = 0; i < runs; i++) {
 }
 await close();
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+const median = (xs) => percentile(xs, 0.5);
 const at = (list, phase, k) => median(list.map((marks) => marks.find((m) => m[0] === phase)?.[k]).filter((v) => v !== undefined));
 const fmt = (v) => v.toFixed(2).padStart(7);
 console.log(`runs: ${runs} (median); CLI: ${cli}`);

@@ -34,6 +34,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createJiti } from "jiti";
+import { percentile } from "./harness.mjs";
 
 const root = resolve(import.meta.dirname, "..");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
@@ -80,7 +81,7 @@ function lastLine() {
 const lastRss = () => lastLine()[0] / 1024;
 const lastFaults = () => lastLine()[1];
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const median = (xs) => percentile(xs, 0.5);
 const fmt = (ms) => `${ms.toFixed(1)} ms`;
 
 const server = await startMockModelServer();
@@ -182,10 +183,8 @@ await server.close();
 for (const dir of [home, project]) rmSync(dir, { recursive: true, force: true });
 
 const bare = median(rows.bare.ms);
-/** The 25th percentile of `xs`. */
-const quartile = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 4)];
 /** A row's median over bare node's, then its fastest quarter's over bare node's. */
-const ratio = (row, of = "") => `${(median(row.ms) / bare).toFixed(2)}x${of}, fastest quarters ${(quartile(row.ms) / quartile(rows.bare.ms)).toFixed(2)}x`;
+const ratio = (row, of = "") => `${(median(row.ms) / bare).toFixed(2)}x${of}, fastest quarters ${(percentile(row.ms, 0.25) / percentile(rows.bare.ms, 0.25)).toFixed(2)}x`;
 if (process.env.BENCH_RAW) for (const [key, row] of Object.entries(rows)) console.log(`${key.padEnd(8)} ${row.ms.map((ms) => ms.toFixed(0)).join(" ")}`);
 console.log(`runs per figure: ${runs} (median); CLI: ${CLI.startsWith(root + "/") ? CLI.slice(root.length + 1) : CLI}`);
 const faults = (row) => `${median(row.faults)} page faults`;
