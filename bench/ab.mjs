@@ -39,5 +39,6 @@ await server.close(); for (const e of homes.values()) rmSync(e.HOME, { recursive
 rmSync(home, { recursive: true, force: true }); rmSync(project, { recursive: true, force: true });
 const med = (xs) => percentile(xs, 0.5);
 const q1 = (xs) => percentile(xs, 0.25);
-console.log("bare", med(b).toFixed(1), "fastest quarter", q1(b).toFixed(1));
-clis.forEach((c, k) => console.log(c, med(t[k]).toFixed(1), (med(t[k]) / med(b)).toFixed(3), "fastest quarter", q1(t[k]).toFixed(1), (q1(t[k]) / q1(b)).toFixed(3)));
+console.log(`node -e 0: median ${med(b).toFixed(1)} ms, fastest quarter ${q1(b).toFixed(1)} ms`);
+const line = (xs, b) => `${xs.toFixed(1)} ms (${(xs / b).toFixed(3)}x bare node)`;
+clis.forEach((c, k) => console.log(`${c} -p to first request: median ${line(med(t[k]), med(b))}, fastest quarter ${line(q1(t[k]), q1(b))}`));
