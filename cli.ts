@@ -3,10 +3,12 @@
  * The `larik` command, built to the CommonJS file dist/cli.cjs so that starting it does not
  * start Node's ES module loader (about 10 ms on Node 20). `--version` without any config file is
  * answered before anything else loads. A headless run (`-p`) executes the CommonJS bundle
- * dist/headless.cjs through V8's code cache (cli/code-cache.ts); everything else imports the
+ * dist/headless.cjs through V8's code cache (cli/code-cache.ts), and the plugin modules it loads on
+ * demand from dist/headless-lazy.cjs (cli/headless-files.ts); everything else imports the
  * ES module build of `cli/main.ts` on demand. Both run the same `main`.
  */
-import { codeCacheDir, loadWithCodeCache, saveAfterFirstRequest } from "./cli/code-cache.js";
+import { codeCacheDir, saveAfterFirstRequest } from "./cli/code-cache.js";
+import { loadHeadless } from "./cli/headless-files.js";
 import { isPrintRun } from "./cli/print-flag.js";
 import { fastVersion } from "./cli/version.js";
 import { printAll } from "./kernel/kit/pipe-writer.js";
@@ -27,11 +29,12 @@ async function start(argv: string[]): Promise<number> {
   // and the front ends other than headless are left out of the bundle.
   const bundle = isPrintRun(argv) && argv[0]?.startsWith("-") ? `${import.meta.dirname}/headless.cjs` : undefined;
   if (bundle && process.getBuiltinModule("node:fs").existsSync(bundle)) {
-    const loaded = loadWithCodeCache(bundle, process.env.LARIK_NO_CODE_CACHE === "1" ? false : codeCacheDir());
+    const { start: loaded, saveLazy } = loadHeadless(bundle, process.env.LARIK_NO_CODE_CACHE === "1" ? false : codeCacheDir());
     startupMark("bundle run");
     saveAfterFirstRequest(loaded);
     const status = await (loaded.exports as { main: Main }).main(argv, undefined, undefined, early);
     loaded.save();
+    saveLazy();
     return status;
   }
   const { main } = await import("./cli/main.js");

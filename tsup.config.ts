@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { builtinModules, createRequire } from "node:module";
 import { defineConfig, type Options } from "tsup";
 import { CJS_WRAPPER_HEAD, CJS_WRAPPER_TAIL } from "./cli/cjs-wrapper.js";
+import { lazyFileSplit, startFileSplit, type SplitOptions } from "./build/headless-split.js";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
@@ -116,27 +117,30 @@ function namesUsedFrom(pkg: string, dirs: string[]): Set<string> {
  * only the functions our sources use ({@link namesUsedFrom}), so that the rest stays out as before.
  */
 const LAZY_PACKAGES = ["zod/mini", "zod/v4/locales/en.js", "picomatch"];
+
+/** The names a lazy package's facade offers: the functions our sources use ({@link namesUsedFrom}). */
+function facadeNames(pkg: string): string[] {
+  const real = createRequire(import.meta.url)(pkg) as Record<string, unknown>;
+  // a CommonJS package's default export is its module.exports
+  const value = (n: string) => (n === "default" ? (real.default ?? real) : real[n]);
+  // functions only, and not classes (capitalized, like zod's ZodMiniType): a facade function
+  // cannot stand for a class in `new` or `instanceof`, so a use of one as a value fails the build
+  return [...namesUsedFrom(pkg, ["kernel", "plugins", "cli"])].filter((n) => typeof value(n) === "function" && !/^[A-Z$]/.test(n)).sort();
+}
+
 const lazyPackages: Plugin = {
   name: "lazy-packages",
   setup(build) {
-    const nodeRequire = createRequire(import.meta.url);
-    const used = (pkg: string): string[] => {
-      const real = nodeRequire(pkg) as Record<string, unknown>;
-      // a CommonJS package's default export is its module.exports
-      const value = (n: string) => (n === "default" ? (real.default ?? real) : real[n]);
-      // functions only, and not classes (capitalized, like zod's ZodMiniType): a facade function
-      // cannot stand for a class in `new` or `instanceof`, so a use of one as a value fails the build
-      return [...namesUsedFrom(pkg, ["kernel", "plugins", "cli"])].filter((n) => typeof value(n) === "function" && !/^[A-Z$]/.test(n)).sort();
-    };
     const filter = new RegExp(`^(${LAZY_PACKAGES.map((p) => p.replace(/[./]/g, "\\$&")).join("|")})$`);
+    // our files, and the module of build/headless-split.ts that shares these with the lazy file
     build.onResolve({ filter }, (args) =>
-      args.kind === "import-statement" && args.namespace === "file" && !/node_modules/.test(args.importer)
+      args.kind === "import-statement" && (args.namespace === "file" || args.namespace === "larik-shared") && !/node_modules/.test(args.importer)
         ? { path: args.path, namespace: "lazy-package" }
         : undefined,
     );
     // the facade: a function per used name that calls the real one
     build.onLoad({ filter: /.*/, namespace: "lazy-package" }, (args) => ({
-      contents: facadeSource(`require(${JSON.stringify(`lazy-package-real:${args.path}`)}).fns`, used(args.path)),
+      contents: facadeSource(`require(${JSON.stringify(`lazy-package-real:${args.path}`)}).fns`, facadeNames(args.path)),
       loader: "js",
       resolveDir: process.cwd(),
     }));
@@ -145,7 +149,7 @@ const lazyPackages: Plugin = {
     build.onResolve({ filter: /^lazy-package-real:/ }, (args) => ({ path: args.path.slice("lazy-package-real:".length), namespace: "lazy-package-real" }));
     build.onLoad({ filter: /.*/, namespace: "lazy-package-real" }, async (args) => {
       const real = await build.resolve(args.path, { kind: "import-statement", resolveDir: process.cwd(), namespace: "lazy-package-real" });
-      const names = used(args.path);
+      const names = facadeNames(args.path);
       const locals = names.map((n, i) => `${n} as f${i}`).join(", ");
       return {
         contents: `import { ${locals} } from ${JSON.stringify(real.path)};\nexport const fns = { ${names.map((n, i) => `${JSON.stringify(n)}: f${i}`).join(", ")} };`,
@@ -249,6 +253,55 @@ const commonJsFile: Options = {
   splitting: false,
 };
 
+/**
+ * What the two files of `larik -p` share (build/headless-split.ts): dist/headless.cjs, what a run
+ * needs up to its first model request, and dist/headless-lazy.cjs, the plugins' modules it loads
+ * on demand.
+ */
+const headlessFile: Options = {
+  ...commonJsFile,
+  // keep `node:` in import paths so that the lazy-builtins plugin sees them first
+  removeNodeProtocol: false,
+  // import.meta.url as the file's path (its one user, the config-file loader, takes either),
+  // from the __filename that cli/code-cache.ts passes like Node's own loader: tsup's shim would
+  // build a URL at every start
+  define: { ...define, "import.meta.url": "__filename" },
+  noExternal,
+  esbuildOptions(options, ctx) {
+    minify?.(options, ctx);
+    // A script compiled by vm.Script cannot run import() without an experimental flag, so the
+    // packages loaded on demand are required (Node >= 20.19 requires ES modules without a flag).
+    options.supported = { ...options.supported, "dynamic-import": false };
+    // a property of a lazy package's facade that it does not offer (see lazyPackages). esbuild
+    // cannot scope this to those modules: any import of a missing export fails this build.
+    options.logOverride = { ...options.logOverride, "import-is-undefined": "error" };
+  },
+  // Local names shortened (terser, after esbuild): a fifth fewer bytes to read and to hold as a
+  // string at every run (bench/startup.mjs). Function and class names stay, for stack traces;
+  // dist/headless.cjs.map maps positions back to the sources.
+  minify: "terser",
+  terserOptions: {
+    compress: false,
+    mangle: { keep_fnames: true, keep_classnames: true, reserved: ["exports", "require", "module", "__filename", "__dirname"] },
+    format: { ascii_only: true, comments: false },
+    // a map of terser's step, which tsup chains onto esbuild's
+    sourceMap: true,
+  },
+  // The file is the function Node's CommonJS loader would wrap it in, so cli/code-cache.ts
+  // compiles the bytes it read: wrapping a 0.6 MB source at run time copies it (~4 ms here).
+  banner: { js: CJS_WRAPPER_HEAD },
+  footer: { js: CJS_WRAPPER_TAIL },
+};
+
+/** The split of the headless build into two files (build/headless-split.ts). */
+const split: SplitOptions = {
+  root: process.cwd(),
+  entry: "cli/main.ts",
+  plugins: [frontEndsLeftOut],
+  bundled: (spec) => noExternal.some((p) => (typeof p === "string" ? p === spec : p.test(spec))),
+  facadeNames: (spec) => (LAZY_PACKAGES.includes(spec) ? facadeNames(spec) : undefined),
+};
+
 export default defineConfig([
   {
     entry: { main: "cli/main.ts", index: "index.ts" },
@@ -278,41 +331,17 @@ export default defineConfig([
     esbuildPlugins: [mainFromEsmBuild],
   },
   {
-    // `larik -p` runs this one CommonJS file, compiled through V8's code cache (cli/code-cache.ts):
+    // `larik -p` runs this CommonJS file, compiled through V8's code cache (cli/code-cache.ts):
     // Node 20 can cache the compiled code of a script but not of an ES module. docs/architecture.md
-    ...commonJsFile,
+    ...headlessFile,
     entry: { headless: "cli/main.ts" },
-    // keep `node:` in import paths so that the lazy-builtins plugin sees them first
-    removeNodeProtocol: false,
-    // import.meta.url as the file's path (its one user, the config-file loader, takes either),
-    // from the __filename that cli/code-cache.ts passes like Node's own loader: tsup's shim would
-    // build a URL at every start
-    define: { ...define, "import.meta.url": "__filename" },
-    noExternal,
-    esbuildOptions(options, ctx) {
-      minify?.(options, ctx);
-      // A script compiled by vm.Script cannot run import() without an experimental flag, so the
-      // packages loaded on demand are required (Node >= 20.19 requires ES modules without a flag).
-      options.supported = { ...options.supported, "dynamic-import": false };
-      // a property of a lazy package's facade that it does not offer (see lazyPackages). esbuild
-      // cannot scope this to those modules: any import of a missing export fails this build.
-      options.logOverride = { ...options.logOverride, "import-is-undefined": "error" };
-    },
-    esbuildPlugins: [frontEndsLeftOut, lazyBuiltins, lazyPackages, kernelModuleOnDemand],
-    // Local names shortened (terser, after esbuild): a fifth fewer bytes to read and to hold as a
-    // string at every run (bench/startup.mjs). Function and class names stay, for stack traces;
-    // dist/headless.cjs.map maps positions back to the sources.
-    minify: "terser",
-    terserOptions: {
-      compress: false,
-      mangle: { keep_fnames: true, keep_classnames: true, reserved: ["exports", "require", "module", "__filename", "__dirname"] },
-      format: { ascii_only: true, comments: false },
-      // a map of terser's step, which tsup chains onto esbuild's
-      sourceMap: true,
-    },
-    // The file is the function Node's CommonJS loader would wrap it in, so cli/code-cache.ts
-    // compiles the bytes it read: wrapping a 0.6 MB source at run time copies it (~4 ms here).
-    banner: { js: CJS_WRAPPER_HEAD },
-    footer: { js: CJS_WRAPPER_TAIL },
+    esbuildPlugins: [frontEndsLeftOut, startFileSplit(split), lazyBuiltins, lazyPackages, kernelModuleOnDemand],
+  },
+  {
+    // the plugins' modules a `-p` run loads on demand, sharing dist/headless.cjs's modules
+    // (build/headless-split.ts); cli/headless-lazy.ts is replaced by a generated entry
+    ...headlessFile,
+    entry: { "headless-lazy": "cli/headless-lazy.ts" },
+    esbuildPlugins: [lazyFileSplit(split, "cli/headless-lazy.ts")],
   },
 ]);

@@ -32,7 +32,7 @@
 // Completions wire format (test/fakes/mock-model-server.ts); no network is used.
 // LARIK_CLI=path runs another build of the CLI instead of the package's bin.
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createJiti } from "jiti";
@@ -172,10 +172,14 @@ if (whole.code !== 0) throw new Error(`scripted run exited ${whole.code}: ${whol
 const wholeRss = lastRss();
 
 // which modules -p loads: NODE_DEBUG lists every ES module and CommonJS file as it loads. The
-// headless bundle itself is compiled by cli/code-cache.ts through vm.Script, which it does not list.
+// headless build's files are compiled by cli/code-cache.ts through vm.Script, which it does not
+// list: dist/headless.cjs always runs, and dist/headless-lazy.cjs (the plugins' modules loaded on
+// demand) leaves a code cache of its own when a run loaded it.
 server.push({ text: "ok" });
 const traced = await run(pArgs, { ...modelEnv, NODE_DEBUG: "esm,module" });
 const modules = new Set(["dist/headless.cjs"]);
+const v8Cache = join(home, ".cache", "larik", "v8");
+if (existsSync(v8Cache) && readdirSync(v8Cache).some((f) => f.startsWith("headless-lazy.cjs-"))) modules.add("dist/headless-lazy.cjs");
 for (const m of traced.err.matchAll(/Storing (file:\/\/\S+)|load "([^"]+)" for module/g)) {
   const p = (m[1] ?? m[2]).replace("file://", "");
   if (p.includes("node_modules/")) modules.add(p.split("node_modules/").pop().split("/").slice(0, p.split("node_modules/").pop().startsWith("@") ? 2 : 1).join("/"));

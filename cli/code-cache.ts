@@ -118,13 +118,16 @@ export function saveAfterFirstRequest(load: CachedLoad): void {
 }
 
 /**
- * The `require` the bundle gets. Built-ins come from getBuiltinModule; `createRequire` (whose
+ * The `require` the bundle gets. `linked` answers the ids it knows (the other file of a split
+ * build, cli/headless-files.ts) and undefined for others. Built-ins come from getBuiltinModule; `createRequire` (whose
  * node:module pulls in the ES module loader, ~2 ms) is made when the bundle first requires a
  * package, which a `-p` run does only for features it uses (MCP, jiti for a config file, ...).
  */
-function requireFor(file: string): NodeJS.Require {
+function requireFor(file: string, linked?: (id: string) => unknown): NodeJS.Require {
   let packages: NodeJS.Require | undefined;
   const req = (id: string): unknown => {
+    const mod = linked?.(id);
+    if (mod !== undefined) return mod;
     const builtin = process.getBuiltinModule(id);
     if (builtin) return builtin;
     packages ??= process.getBuiltinModule("node:module").createRequire(file);
@@ -141,9 +144,10 @@ function requireFor(file: string): NodeJS.Require {
  * The bundle must not call `import()`: a script compiled by `vm.Script` needs an experimental
  * flag for that (the headless build turns dynamic imports into `require`).
  * @param cacheDir the cache folder, or false for none
+ * @param linked answers the bundle's `require` of ids it knows first (undefined: not one of them)
  * @throws whatever the bundle throws while it loads; a missing, foreign or rejected cache is not an error
  */
-export function loadWithCodeCache(file: string, cacheDir: string | false): CachedLoad {
+export function loadWithCodeCache(file: string, cacheDir: string | false, linked?: (id: string) => unknown): CachedLoad {
   const st = statSync(file);
   const stem = basename(file).replace(/[^\w.-]/g, "_");
   const name = `${stem}-${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.bin`;
@@ -161,7 +165,7 @@ export function loadWithCodeCache(file: string, cacheDir: string | false): Cache
   const hit = cachedData !== undefined && !script.cachedDataRejected;
   const mod = { exports: {} as unknown };
   const fn = script.runInThisContext() as (...args: unknown[]) => void;
-  fn.call(mod.exports, mod.exports, requireFor(file), mod, file, dirname(file));
+  fn.call(mod.exports, mod.exports, requireFor(file, linked), mod, file, dirname(file));
   let saved = hit || !cacheFile;
   return {
     exports: mod.exports,

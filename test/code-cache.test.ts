@@ -1,6 +1,7 @@
 /**
- * cli/code-cache.ts: a CommonJS bundle run through V8's code cache, and the built files that
- * depend on it (dist/cli.cjs, dist/headless.cjs).
+ * cli/code-cache.ts: a CommonJS bundle run through V8's code cache; cli/headless-files.ts: the
+ * headless build's two files, the second loaded on demand; and the built files that depend on
+ * them (dist/cli.cjs, dist/headless.cjs, dist/headless-lazy.cjs).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
@@ -12,6 +13,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { CJS_WRAPPER_HEAD, isWrapped } from "../cli/cjs-wrapper.js";
 import { codeCacheDir, loadWithCodeCache } from "../cli/code-cache.js";
+import { loadHeadless } from "../cli/headless-files.js";
 
 const root = resolve(import.meta.dirname, "..");
 
@@ -219,6 +221,57 @@ describe("loadWithCodeCache", () => {
   });
 });
 
+describe("loadHeadless", () => {
+  // a start file and its lazy file, as build/headless-split.ts writes them: the start file's
+  // module `counter` is shared, its import of `plugins/x/lazy.ts` goes to the lazy file
+  function split(): { file: string; lazyFile: string; cache: string } {
+    const { dir, file, cache } = bundleDir();
+    writeFileSync(
+      file,
+      [
+        "const counter = { n: 0 };",
+        'exports.sharedModule = (id) => { if (id === "kernel/counter.ts") return { counter }; throw new Error("no shared module " + id); };',
+        'exports.main = () => { const lazy = require("larik-lazy:plugins/x/lazy.ts"); lazy.bump(); lazy.bump(); return { n: counter.n, same: lazy.counter() === counter }; };',
+        "",
+      ].join("\n"),
+    );
+    const lazyFile = join(dir, "bundle-lazy.cjs");
+    writeFileSync(
+      lazyFile,
+      [
+        'const shared = require("larik-shared:kernel/counter.ts");',
+        'const modules = { "plugins/x/lazy.ts": { bump: () => { shared.counter.n++; }, counter: () => shared.counter } };',
+        'exports.load = (id) => modules[id] ?? (() => { throw new Error("no module " + id); })();',
+        "",
+      ].join("\n"),
+    );
+    return { file, lazyFile, cache };
+  }
+
+  it("reads the lazy file at the first import that needs it, and both use the start file's module", () => {
+    const { file, lazyFile, cache } = split();
+    const files = loadHeadless(file, cache);
+    // not read yet: no start of a run pays for it
+    rmSync(lazyFile);
+    expect(() => (files.start.exports as { main(): unknown }).main()).toThrow(/ENOENT.*bundle-lazy\.cjs/);
+    const again = split();
+    const loaded = loadHeadless(again.file, again.cache);
+    expect((loaded.start.exports as { main(): unknown }).main()).toEqual({ n: 2, same: true });
+  });
+
+  it("gives the lazy file a code cache of its own, written by saveLazy, and none when it was not loaded", () => {
+    const { file, cache } = split();
+    const unused = loadHeadless(file, cache);
+    unused.start.save();
+    unused.saveLazy();
+    expect(cacheFiles(cache)).toEqual([expect.stringMatching(/^bundle\.cjs-/)]);
+    const used = loadHeadless(file, cache);
+    (used.start.exports as { main(): unknown }).main();
+    used.saveLazy();
+    expect(cacheFiles(cache).sort()).toEqual([expect.stringMatching(/^bundle-lazy\.cjs-/), expect.stringMatching(/^bundle\.cjs-/)]);
+  });
+});
+
 describe("the built launcher and headless bundle", () => {
   const dist = (f: string) => join(root, "dist", f);
 
@@ -237,6 +290,27 @@ describe("the built launcher and headless bundle", () => {
     // vm.Script cannot run import() without an experimental flag; `.import(` (jiti's method) is fine
     expect(text.match(/(?<![.\w$])import\(/g)).toBeNull();
     expect(text).not.toMatch(/require\("h3"\)|react-reconciler|useInput/);
+  });
+
+  it("dist/headless-lazy.cjs holds the plugins' modules a -p start does not need, and no module of dist/headless.cjs", () => {
+    const sources = (f: string) =>
+      new Set((JSON.parse(readFileSync(dist(`${f}.map`), "utf8")) as { sources: string[] }).sources.filter((x) => /^\.\.\/(kernel|plugins|cli|node_modules)\//.test(x)));
+    const start = sources("headless.cjs");
+    const lazy = sources("headless-lazy.cjs");
+    // what a -p run of the main job imports before its first request stays in the start file
+    for (const m of ["headless/run.ts", "sessions-jsonl/store.ts", "openai-compatible/provider.ts", "anthropic/provider.ts"]) expect(start).toContain(`../plugins/${m}`);
+    for (const m of ["mcp/live.ts", "hooks/engine.ts", "gemini/provider.ts", "openai/provider.ts", "skills/render.ts", "commands/init.ts"]) {
+      expect(lazy).toContain(`../plugins/${m}`);
+      expect(start).not.toContain(`../plugins/${m}`);
+    }
+    // one instance of each module: the lazy file takes the kernel, zod and the rest from the start file
+    expect([...lazy].filter((x) => start.has(x))).toEqual([]);
+    expect([...lazy].filter((x) => !x.startsWith("../plugins/") && x !== "../cli/headless-lazy.ts")).toEqual([]);
+    const text = readFileSync(dist("headless-lazy.cjs"), "latin1");
+    expect(/[^\x00-\x7f]/.test(text)).toBe(false);
+    expect(text.match(/(?<![.\w$])import\(/g)).toBeNull();
+    expect(isWrapped(text)).toBe(true);
+    expect(text).toContain('require("larik-shared:kernel/index.ts")');
   });
 
   it("dist/headless.cjs is written wrapped, with short local names but its functions' own, and a map to the sources", () => {

@@ -72,12 +72,12 @@ function newestSource(dir: string): number {
  * mid-test).
  */
 async function cliPath(): Promise<string> {
-  const built = ["cli.cjs", "headless.cjs", "main.js"].map((f) => join(root, "dist", f));
-  const sources = Math.max(...["kernel", "plugins", "cli", "presets"].map((d) => newestSource(join(root, d))), statSync(join(root, "cli.ts")).mtimeMs);
+  const built = ["cli.cjs", "headless.cjs", "headless-lazy.cjs", "main.js"].map((f) => join(root, "dist", f));
+  const sources = Math.max(...["kernel", "plugins", "cli", "presets", "build"].map((d) => newestSource(join(root, d))), statSync(join(root, "cli.ts")).mtimeMs);
   if (built.every((f) => existsSync(f) && statSync(f).mtimeMs >= sources)) return built[0]!;
   const out = join(root, "node_modules", ".cache", "larik-crash-kill");
   const { build } = await import("tsup");
-  // tsup.config.ts applies (its three builds, bundling, version define); only the output place
+  // tsup.config.ts applies (its four builds, bundling, version define); only the output place
   // differs, and no .d.ts. Source maps stay on: the headless build asks terser for a map of its
   // step, which tsup chains onto esbuild's, and without esbuild's map that fails ("reading 'sections'").
   await build({ outDir: out, dts: false, silent: true });

@@ -728,7 +728,7 @@ describe("larik -p end to end", () => {
     expect([...new Set(bundle.match(/zod\/v4\/locales\/[\w-]+\.js/g))].sort()).toEqual(["zod/v4/locales/en.js", "zod/v4/locales/index.js"]);
   });
 
-  it("streams a -p answer without loading Node's web streams, fs/promises, ink, react or h3, nor zod, crypto, zlib or child_process before the request", async () => {
+  it("streams a -p answer without loading Node's web streams, fs/promises, ink, react, h3 or the build's second file, nor zod, crypto, zlib or child_process before the request", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
@@ -763,6 +763,9 @@ describe("larik -p end to end", () => {
     // these load at their first use (tsup.config.ts, LAZY_BUILTINS): each costs milliseconds of
     // every start, and nothing before the first request needs them (a random marker, a checksum)
     expect(loaded.builtinsAtRequest.filter((m) => /^NativeModule (crypto|zlib|child_process)$/.test(m))).toEqual([]);
+    // nor the headless build's second file, the plugins' modules loaded on demand: it gets a code
+    // cache of its own when it loads (the start file's is written at the first request)
+    expect(readdirSync(join(home, ".cache", "larik", "v8")).map((f) => f.replace(/-\d.*$/, ""))).toEqual(["headless.cjs"]);
   });
 
   it("marks each start-up phase once, in order, for bench/startup-phases.mjs's probe", async () => {
@@ -944,6 +947,9 @@ describe("larik -p end to end", () => {
     expect(ends.get("mcp__everything__echo")!.output).toContain("from mcp");
     expect(ends.get("read")!.output).toContain("return a - b;");
     expect(JSON.parse(readFileSync(hookLog, "utf8"))).toMatchObject({ hook_event_name: "PreToolUse", tool_name: "read" });
+    // MCP's client and the hook engine came from the headless build's second file, which got a
+    // code cache of its own (build/headless-split.ts)
+    expect(readdirSync(join(home, ".cache", "larik", "v8")).filter((f) => f.startsWith("headless-lazy.cjs-"))).toHaveLength(1);
   }, 30_000);
 
   describe("bad input: one line that says what to fix", () => {
