@@ -118,8 +118,19 @@ function namesUsedFrom(pkg: string, dirs: string[]): Set<string> {
  */
 const LAZY_PACKAGES = ["zod/mini", "zod/v4/locales/en.js", "picomatch"];
 
-/** The names a lazy package's facade offers: the functions our sources use ({@link namesUsedFrom}). */
+const facades = new Map<string, string[]>();
+
+/**
+ * The names a lazy package's facade offers: the functions our sources use ({@link namesUsedFrom}).
+ * Asked by the facade, the trimmed real module and build/headless-split.ts: worked out once.
+ */
 function facadeNames(pkg: string): string[] {
+  let names = facades.get(pkg);
+  if (!names) facades.set(pkg, (names = functionsUsedFrom(pkg)));
+  return names;
+}
+
+function functionsUsedFrom(pkg: string): string[] {
   const real = createRequire(import.meta.url)(pkg) as Record<string, unknown>;
   // a CommonJS package's default export is its module.exports
   const value = (n: string) => (n === "default" ? (real.default ?? real) : real[n]);

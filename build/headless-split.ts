@@ -79,19 +79,12 @@ const fromPlugin = (root: string, importer: string) => idOf(root, importer).star
 /** A dynamic import a plugin makes of its own module, which the split may move. */
 const movable = (root: string, args: esbuild.OnResolveArgs) => args.kind === "dynamic-import" && !isBare(args.path) && fromPlugin(root, args.importer);
 
-const plans = new Map<string, Promise<SplitPlan>>();
-
 /**
- * Works out the split, once per root and process (both builds ask for it).
+ * Works out the split from the sources as they are now. Each of the two builds works it out
+ * itself, once per build, so a rebuild (tsup --watch) never uses a stale one.
  * @throws Error when an esbuild pass fails (a module that does not resolve, a syntax error)
  */
-export function splitPlan(opts: SplitOptions): Promise<SplitPlan> {
-  let plan = plans.get(opts.root);
-  if (!plan) plans.set(opts.root, (plan = computePlan(opts)));
-  return plan;
-}
-
-async function computePlan(opts: SplitOptions): Promise<SplitPlan> {
+export async function splitPlan(opts: SplitOptions): Promise<SplitPlan> {
   const { root } = opts;
   const probe = { bundle: true, write: false, metafile: true, platform: "node", format: "esm", outdir: join(root, ".split-probe"), logLevel: "silent", absWorkingDir: root } as const;
   const resolveReal = (b: esbuild.PluginBuild, args: esbuild.OnResolveArgs) =>
@@ -219,16 +212,19 @@ export function startFileSplit(opts: SplitOptions): Plugin {
   return {
     name: "headless-split-start",
     setup(b) {
+      let plan: Promise<SplitPlan> | undefined;
+      b.onStart(() => void (plan = undefined)); // a rebuild (tsup --watch) works it out anew
+      const planned = () => (plan ??= splitPlan(opts));
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData?.splitStart || !movable(root, args)) return undefined;
-        const { lazy } = await splitPlan(opts);
+        const { lazy } = await planned();
         const real = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { splitStart: true } });
         const id = idOf(root, real.path);
         return lazy.includes(id) ? { path: `larik-lazy:${id}`, external: true } : undefined;
       });
       b.onResolve({ filter: /^larik-shared-modules$/ }, () => ({ path: "larik-shared-modules", namespace: "larik-shared" }));
       b.onLoad({ filter: /.*/, namespace: "larik-shared" }, async () => ({
-        contents: sharedModulesSource((await splitPlan(opts)).shared),
+        contents: sharedModulesSource((await planned()).shared),
         loader: "js",
         resolveDir: root,
       }));
@@ -257,9 +253,12 @@ export function lazyFileSplit(opts: SplitOptions, lazyEntry: string): Plugin {
   return {
     name: "headless-split-lazy",
     setup(b) {
+      let plan: Promise<SplitPlan> | undefined;
+      b.onStart(() => void (plan = undefined)); // a rebuild (tsup --watch) works it out anew
+      const planned = () => (plan ??= splitPlan(opts));
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.pluginData?.splitLazy || args.kind === "entry-point") return undefined;
-        const { shared } = await splitPlan(opts);
+        const { shared } = await planned();
         if (isBare(args.path)) return shared.some((m) => m.id === `pkg:${args.path}`) ? { path: `larik-shared:pkg:${args.path}`, external: true } : undefined;
         const real = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { splitLazy: true } });
         const id = idOf(root, real.path);
@@ -267,7 +266,7 @@ export function lazyFileSplit(opts: SplitOptions, lazyEntry: string): Plugin {
       });
       b.onLoad({ filter: /\.ts$/ }, async (args) => {
         if (args.path !== entry) return undefined;
-        const { lazy } = await splitPlan(opts);
+        const { lazy } = await planned();
         const cases = lazy.map((id) => `    case ${JSON.stringify(id)}: return require(${JSON.stringify(join(root, id))});`);
         return {
           contents: [
