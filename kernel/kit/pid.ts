@@ -53,33 +53,96 @@ export function groupAlive(pgid: number): boolean {
   return false;
 }
 
+/** proc(5) `stat` flags: a kernel thread, whose environ is always empty. */
+const PF_KTHREAD = 0x00200000;
+
+/**
+ * How long a user process whose environ reads empty is read again (ms). During execve(2) the
+ * kernel shows an empty `/proc/<pid>/environ` for a moment, while the new program's stack is set
+ * up: a scan at that moment missed a `setsid cmd` whose shell was just `exec`ing it.
+ */
+const EXEC_WINDOW_MS = 100;
+
+function environ(proc: string, pid: string): Buffer | undefined {
+  try {
+    return readFileSync(`${proc}/${pid}/environ`);
+  } catch {
+    return undefined; // gone meanwhile, or another user's
+  }
+}
+
+/** True for a live user process (not a kernel thread, not a zombie), from `/proc/<pid>/stat`. */
+function liveUserProcess(proc: string, pid: string): boolean {
+  let stat: string;
+  try {
+    stat = readFileSync(`${proc}/${pid}/stat`, "latin1");
+  } catch {
+    return false;
+  }
+  // after "comm)": state (field 3) … flags (field 9)
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return f[0] !== "Z" && f[0] !== "X" && (Number(f[6]) & PF_KTHREAD) === 0;
+}
+
+/** The length of `/proc/<pid>/cmdline`: 0 for a process in execve, which has no arguments yet. */
+function cmdlineLength(proc: string, pid: string): number {
+  try {
+    return readFileSync(`${proc}/${pid}/cmdline`).length;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The environ of a live user process that read empty, read again until it is not, or until
+ * {@link EXEC_WINDOW_MS} passed: a program that cleared its environment (`env -i cmd`) has its
+ * arguments, and is answered at once; one in execve has neither yet, and both a moment later
+ * (the kernel sets them up together).
+ */
+function environAfterExec(proc: string, pid: string, deadline: number): Buffer | undefined {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const args = cmdlineLength(proc, pid); // first: environ read after it is at least as new
+    const env = environ(proc, pid);
+    if (!env || env.length || args > 0 || Date.now() >= deadline || !liveUserProcess(proc, pid)) return env;
+    Atomics.wait(pause, 0, 0, 1); // a synchronous 1 ms sleep: the callers are synchronous
+  }
+}
+
 /**
  * The processes (not this one) whose environment holds `name=value`, found through
  * `/proc/<pid>/environ` (the environment they started with); only those this user may read.
  * Linux only: elsewhere, and when /proc cannot be read, an empty list. A marker variable set on a
  * command finds what it started even after they left its process group (`setsid`, a daemon's
  * double fork) and their parents are gone, unless they cleared their environment. With `prefix`,
- * any value that starts with `value` matches.
+ * any value that starts with `value` matches. A process caught in execve(2), whose environ reads
+ * empty for a moment, is read again for up to {@link EXEC_WINDOW_MS} (this call blocks that long
+ * at most, and only then); kernel threads and zombies, always empty, are not.
  */
 export function pidsWithEnv(name: string, value: string, prefix = false): number[] {
-  if (process.platform !== "linux") return [];
+  return process.platform === "linux" ? pidsWithEnvIn("/proc", name, value, prefix) : [];
+}
+
+/**
+ * {@link pidsWithEnv} over the proc(5) file system mounted at `proc` (a test's copy elsewhere),
+ * reading a process caught in execve again for up to `windowMs`.
+ */
+export function pidsWithEnvIn(proc: string, name: string, value: string, prefix = false, windowMs = EXEC_WINDOW_MS): number[] {
   let names: string[];
   try {
-    names = readdirSync("/proc").filter((n) => n.charCodeAt(0) <= 57);
+    names = readdirSync(proc).filter((n) => n.charCodeAt(0) <= 57);
   } catch {
     return [];
   }
   const entry = Buffer.from(`${name}=${value}${prefix ? "" : "\0"}`);
   const found: number[] = [];
+  const deadline = Date.now() + windowMs;
   for (const n of names) {
     const pid = Number(n);
     if (pid === process.pid) continue;
-    let env: Buffer;
-    try {
-      env = readFileSync(`/proc/${n}/environ`);
-    } catch {
-      continue; // gone meanwhile, or another user's
-    }
+    let env = environ(proc, n);
+    if (env?.length === 0 && liveUserProcess(proc, n)) env = environAfterExec(proc, n, deadline);
+    if (!env) continue;
     const at = env.indexOf(entry);
     if (at === 0 || (at > 0 && env[at - 1] === 0)) found.push(pid);
   }
