@@ -79,16 +79,26 @@ const fromPlugin = (root: string, importer: string) => idOf(root, importer).star
 /** A dynamic import a plugin makes of its own module, which the split may move. */
 const movable = (root: string, args: esbuild.OnResolveArgs) => args.kind === "dynamic-import" && !isBare(args.path) && fromPlugin(root, args.importer);
 
+/** esbuild's own resolution of an import a callback of ours is looking at (marked, so that it passes it by). */
+const resolveAgain = (b: esbuild.PluginBuild, args: esbuild.OnResolveArgs) =>
+  b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { headlessSplit: true } });
+const resolvingAgain = (args: esbuild.OnResolveArgs) => args.pluginData?.headlessSplit === true;
+
+/** The split for the build `b`, worked out at its first use in each build (a rebuild under tsup --watch too). */
+function planPerBuild(b: esbuild.PluginBuild, opts: SplitOptions): () => Promise<SplitPlan> {
+  let plan: Promise<SplitPlan> | undefined;
+  b.onStart(() => void (plan = undefined));
+  return () => (plan ??= splitPlan(opts));
+}
+
 /**
  * Works out the split from the sources as they are now. Each of the two builds works it out
- * itself, once per build, so a rebuild (tsup --watch) never uses a stale one.
+ * itself, once per build ({@link planPerBuild}), so a rebuild never uses a stale one.
  * @throws Error when an esbuild pass fails (a module that does not resolve, a syntax error)
  */
 export async function splitPlan(opts: SplitOptions): Promise<SplitPlan> {
   const { root } = opts;
   const probe = { bundle: true, write: false, metafile: true, platform: "node", format: "esm", outdir: join(root, ".split-probe"), logLevel: "silent", absWorkingDir: root } as const;
-  const resolveReal = (b: esbuild.PluginBuild, args: esbuild.OnResolveArgs) =>
-    b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { splitProbe: true } });
 
   // 1. the start graph: the entry with every plugin's dynamic import of its own modules cut off
   const lazy = new Set<string>();
@@ -102,13 +112,13 @@ export async function splitPlan(opts: SplitOptions): Promise<SplitPlan> {
         name: "split-probe-start",
         setup(b) {
           b.onResolve({ filter: /.*/ }, async (args) => {
-            if (args.pluginData?.splitProbe) return undefined;
+            if (resolvingAgain(args)) return undefined;
             if (isBare(args.path)) {
               bareAtStart.add(args.path);
               return { path: args.path, external: true };
             }
             if (!movable(root, args)) return undefined;
-            const real = await resolveReal(b, args);
+            const real = await resolveAgain(b, args);
             if (!START_PATH_MODULES.includes(idOf(root, real.path))) {
               lazy.add(real.path);
               return { path: real.path, external: true };
@@ -133,12 +143,12 @@ export async function splitPlan(opts: SplitOptions): Promise<SplitPlan> {
         name: "split-probe-lazy",
         setup(b) {
           b.onResolve({ filter: /.*/ }, async (args) => {
-            if (args.pluginData?.splitProbe) return undefined;
+            if (resolvingAgain(args)) return undefined;
             if (isBare(args.path)) {
               if (opts.bundled(args.path) && bareAtStart.has(args.path)) pkgShared.add(args.path);
               return { path: args.path, external: true };
             }
-            const real = await resolveReal(b, args);
+            const real = await resolveAgain(b, args);
             if (!atStart.has(real.path)) return undefined;
             ownShared.add(real.path);
             return { path: real.path, external: true };
@@ -212,13 +222,11 @@ export function startFileSplit(opts: SplitOptions): Plugin {
   return {
     name: "headless-split-start",
     setup(b) {
-      let plan: Promise<SplitPlan> | undefined;
-      b.onStart(() => void (plan = undefined)); // a rebuild (tsup --watch) works it out anew
-      const planned = () => (plan ??= splitPlan(opts));
+      const planned = planPerBuild(b, opts);
       b.onResolve({ filter: /.*/ }, async (args) => {
-        if (args.pluginData?.splitStart || !movable(root, args)) return undefined;
+        if (resolvingAgain(args) || !movable(root, args)) return undefined;
         const { lazy } = await planned();
-        const real = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { splitStart: true } });
+        const real = await resolveAgain(b, args);
         const id = idOf(root, real.path);
         return lazy.includes(id) ? { path: `larik-lazy:${id}`, external: true } : undefined;
       });
@@ -253,14 +261,12 @@ export function lazyFileSplit(opts: SplitOptions, lazyEntry: string): Plugin {
   return {
     name: "headless-split-lazy",
     setup(b) {
-      let plan: Promise<SplitPlan> | undefined;
-      b.onStart(() => void (plan = undefined)); // a rebuild (tsup --watch) works it out anew
-      const planned = () => (plan ??= splitPlan(opts));
+      const planned = planPerBuild(b, opts);
       b.onResolve({ filter: /.*/ }, async (args) => {
-        if (args.pluginData?.splitLazy || args.kind === "entry-point") return undefined;
+        if (resolvingAgain(args) || args.kind === "entry-point") return undefined;
         const { shared } = await planned();
         if (isBare(args.path)) return shared.some((m) => m.id === `pkg:${args.path}`) ? { path: `larik-shared:pkg:${args.path}`, external: true } : undefined;
-        const real = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: { splitLazy: true } });
+        const real = await resolveAgain(b, args);
         const id = idOf(root, real.path);
         return shared.some((m) => m.id === id) ? { path: `larik-shared:${id}`, external: true } : undefined;
       });
