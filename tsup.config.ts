@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { builtinModules, createRequire } from "node:module";
 import { defineConfig, type Options } from "tsup";
 import { CJS_WRAPPER_HEAD, CJS_WRAPPER_TAIL } from "./cli/cjs-wrapper.js";
-import { lazyFileSplit, startFileSplit, type SplitOptions } from "./build/headless-split.js";
+import { lazyFileSplit, SHARED_MODULES_NAMESPACE, startFileSplit, type SplitOptions } from "./build/headless-split.js";
 
 type Plugin = NonNullable<Options["esbuildPlugins"]>[number];
 
@@ -145,7 +145,7 @@ const lazyPackages: Plugin = {
     const filter = new RegExp(`^(${LAZY_PACKAGES.map((p) => p.replace(/[./]/g, "\\$&")).join("|")})$`);
     // our files, and the module of build/headless-split.ts that shares these with the lazy file
     build.onResolve({ filter }, (args) =>
-      args.kind === "import-statement" && (args.namespace === "file" || args.namespace === "larik-shared") && !/node_modules/.test(args.importer)
+      args.kind === "import-statement" && (args.namespace === "file" || args.namespace === SHARED_MODULES_NAMESPACE) && !/node_modules/.test(args.importer)
         ? { path: args.path, namespace: "lazy-package" }
         : undefined,
     );

@@ -24,6 +24,7 @@
 import { readFileSync } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import * as esbuild from "esbuild";
+import { LAZY_PREFIX, SHARED_PREFIX } from "../cli/split-ids.js";
 
 type Plugin = esbuild.Plugin;
 
@@ -45,7 +46,7 @@ export interface SharedModule {
   id: string;
   /** What dist/headless.cjs imports it as: an absolute path, or the package specifier. */
   from: string;
-  /** Its export names (`default` included when it has one). */
+  /** Its export names (`default` included when it has one); none listed for the kernel, whose object is kernelModule(). */
   names: string[];
 }
 
@@ -70,6 +71,12 @@ export interface SplitOptions {
   /** The export names to share of a bundled package that dist/headless.cjs loads through a facade. */
   facadeNames: (specifier: string) => string[] | undefined;
 }
+
+/**
+ * The namespace of the module that defines `sharedModule` in dist/headless.cjs (tsup.config.ts's
+ * lazy packages resolve their facades for it too).
+ */
+export const SHARED_MODULES_NAMESPACE = "larik-shared";
 
 /** The kernel's public entry, which every plugin module shares (kernel/public-api.ts makes its object). */
 const KERNEL = "kernel/index.ts";
@@ -160,12 +167,14 @@ export async function splitPlan(opts: SplitOptions): Promise<SplitPlan> {
 
   // 3. the export names of the shared modules of ours
   const names = new Map<string, string[]>();
-  if (ownShared.size) {
-    const out = await esbuild.build({ ...probe, entryPoints: [...ownShared], packages: "external" });
+  // (the kernel's object is kernelModule(), which needs no names of ours)
+  const named = [...ownShared].filter((p) => idOf(root, p) !== KERNEL);
+  if (named.length) {
+    const out = await esbuild.build({ ...probe, entryPoints: named, packages: "external" });
     for (const o of Object.values(out.metafile.outputs)) if (o.entryPoint) names.set(join(root, o.entryPoint), o.exports);
   }
   const shared: SharedModule[] = [
-    ...[...ownShared].sort().map((p) => ({ id: idOf(root, p), from: p, names: names.get(p) ?? [] })),
+    ...[...ownShared].sort().map((p) => ({ id: idOf(root, p), from: p, names: idOf(root, p) === KERNEL ? [] : (names.get(p) ?? []) })),
     ...[...pkgShared].sort().map((s) => {
       const facade = opts.facadeNames(s);
       if (!facade) throw new Error(`build/headless-split.ts: the lazy modules import ${s}, bundled but not through a facade; share it like zod/mini (tsup.config.ts)`);
@@ -185,13 +194,13 @@ function sharedModulesSource(shared: SharedModule[]): string {
   const lines: string[] = [];
   const cases: string[] = [];
   shared.forEach((m, i) => {
-    if (!m.names.length) return;
     if (m.id === KERNEL) {
       // the object a config file gets for `import … from "larik"`, which the build already has
       lines.push(`import { kernelModule } from ${JSON.stringify(m.from.replace(/index\.ts$/, "public-api.ts"))};`);
       cases.push(`    case ${JSON.stringify(m.id)}: m = kernelModule(); break;`);
       return;
     }
+    if (!m.names.length) return;
     lines.push(`import { ${m.names.map((n, k) => `${n} as s${i}_${k}`).join(", ")} } from ${JSON.stringify(m.from)};`);
     const values = m.names.map((n, k) => `${JSON.stringify(n)}: s${i}_${k}`).join(", ");
     cases.push(`    case ${JSON.stringify(m.id)}: m = { __proto__: null, __esModule: true, ${values} }; break;`);
@@ -228,10 +237,10 @@ export function startFileSplit(opts: SplitOptions): Plugin {
         const { lazy } = await planned();
         const real = await resolveAgain(b, args);
         const id = idOf(root, real.path);
-        return lazy.includes(id) ? { path: `larik-lazy:${id}`, external: true } : undefined;
+        return lazy.includes(id) ? { path: `${LAZY_PREFIX}${id}`, external: true } : undefined;
       });
-      b.onResolve({ filter: /^larik-shared-modules$/ }, () => ({ path: "larik-shared-modules", namespace: "larik-shared" }));
-      b.onLoad({ filter: /.*/, namespace: "larik-shared" }, async () => ({
+      b.onResolve({ filter: /^larik-shared-modules$/ }, () => ({ path: "larik-shared-modules", namespace: SHARED_MODULES_NAMESPACE }));
+      b.onLoad({ filter: /.*/, namespace: SHARED_MODULES_NAMESPACE }, async () => ({
         contents: sharedModulesSource((await planned()).shared),
         loader: "js",
         resolveDir: root,
@@ -265,10 +274,10 @@ export function lazyFileSplit(opts: SplitOptions, lazyEntry: string): Plugin {
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (resolvingAgain(args) || args.kind === "entry-point") return undefined;
         const { shared } = await planned();
-        if (isBare(args.path)) return shared.some((m) => m.id === `pkg:${args.path}`) ? { path: `larik-shared:pkg:${args.path}`, external: true } : undefined;
+        if (isBare(args.path)) return shared.some((m) => m.id === `pkg:${args.path}`) ? { path: `${SHARED_PREFIX}pkg:${args.path}`, external: true } : undefined;
         const real = await resolveAgain(b, args);
         const id = idOf(root, real.path);
-        return shared.some((m) => m.id === id) ? { path: `larik-shared:${id}`, external: true } : undefined;
+        return shared.some((m) => m.id === id) ? { path: `${SHARED_PREFIX}${id}`, external: true } : undefined;
       });
       b.onLoad({ filter: /\.ts$/ }, async (args) => {
         if (args.path !== entry) return undefined;

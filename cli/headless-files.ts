@@ -7,9 +7,7 @@
  * with the first file's `sharedModule(id)`, so both use one instance of each.
  */
 import { loadWithCodeCache, type CachedLoad } from "./code-cache.js";
-
-const LAZY = "larik-lazy:";
-const SHARED = "larik-shared:";
+import { LAZY_PREFIX as LAZY, SHARED_PREFIX as SHARED } from "./split-ids.js";
 
 /** The headless build, loaded. */
 export interface HeadlessFiles {
