@@ -40,17 +40,25 @@ export function groupAlive(pgid: number): boolean {
     return true;
   }
   for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, "latin1");
-    } catch {
-      continue; // gone meanwhile
-    }
-    // after "comm)": state ppid pgrp …; comm itself may hold spaces and parentheses
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(f[2]) === pgid && f[0] !== "Z") return true;
+    const f = statFields("/proc", pid); // undefined: gone meanwhile
+    if (f && Number(f[2]) === pgid && f[0] !== "Z") return true;
   }
   return false;
+}
+
+/**
+ * The fields of `<proc>/<pid>/stat` after the command name (proc(5)): [0] state (field 3),
+ * [1] ppid, [2] pgrp, … [6] flags (field 9). The name itself may hold spaces and parentheses,
+ * so the fields start after its last `)`. Undefined when the process is gone (or not readable).
+ */
+function statFields(proc: string, pid: string): string[] | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`${proc}/${pid}/stat`, "latin1");
+  } catch {
+    return undefined;
+  }
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
 /** proc(5) `stat` flags: a kernel thread, whose environ is always empty. */
@@ -73,15 +81,8 @@ function environ(proc: string, pid: string): Buffer | undefined {
 
 /** True for a live user process (not a kernel thread, not a zombie), from `/proc/<pid>/stat`. */
 function liveUserProcess(proc: string, pid: string): boolean {
-  let stat: string;
-  try {
-    stat = readFileSync(`${proc}/${pid}/stat`, "latin1");
-  } catch {
-    return false;
-  }
-  // after "comm)": state (field 3) … flags (field 9)
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return f[0] !== "Z" && f[0] !== "X" && (Number(f[6]) & PF_KTHREAD) === 0;
+  const f = statFields(proc, pid);
+  return f !== undefined && f[0] !== "Z" && f[0] !== "X" && (Number(f[6]) & PF_KTHREAD) === 0;
 }
 
 /** The length of `/proc/<pid>/cmdline`: 0 for a process in execve, which has no arguments yet. */
