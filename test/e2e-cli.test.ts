@@ -4,7 +4,8 @@
  * test, searches, reads, edits and reruns it; then `-c` resumes the session.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { appendFileSync, closeSync, constants as fsConstants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
@@ -1276,6 +1277,63 @@ describe("larik --version and --help", () => {
     expect((await runCli(["--version"], { cwd: home, env: baseEnv(home) })).stdout).toBe(`${r.stdout}  mine${" ".repeat(16)}my tools\n`);
   });
 
+  it("--version writes its answer without building process.stdout: no net, stream or tty loads", async () => {
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const report = join(home, "loaded.json");
+    const preload = join(home, "loaded.cjs");
+    writeFileSync(preload, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify(process.moduleLoadList)));\n`);
+    // stdout a pipe, as in `larik --version | head`: process.stdout would be a net.Socket
+    const r = await new Promise<{ code: number | null; out: string }>((done) => {
+      let out = "";
+      const child = spawn(process.execPath, ["-r", preload, CLI, "--version"], { cwd: home, env: baseEnv(home), stdio: ["ignore", "pipe", "inherit"] });
+      child.stdout.on("data", (d) => (out += String(d)));
+      child.on("close", (code) => done({ code, out }));
+    });
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^larik \d+\.\d+\.\d+\nplugins:\n/);
+    const builtins = JSON.parse(readFileSync(report, "utf8")) as string[];
+    expect(builtins.filter((m) => /^NativeModule (net|stream|tty)$/.test(m))).toEqual([]);
+  });
+
+  it("--sessions to a non-blocking pipe whose reader is behind: what a blocking write cannot take goes through process.stdout, all of it, in order", async () => {
+    const repo = makeRepo();
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const server = await startMockModelServer();
+    server.push({ text: "ok" });
+    const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
+    const made = await runCli(["-p", "--model", "openai-compatible/m", "a prompt that titles every copy of this session"], { cwd: repo, env });
+    await server.close();
+    expect(made.code).toBe(0);
+    // 1,200 copies list to ~150 KB, more than a pipe holds (64 KiB on Linux)
+    const sessionsRoot = join(home, ".local", "share", "larik", "sessions");
+    const dir = join(sessionsRoot, readdirSync(sessionsRoot)[0]!);
+    const content = readFileSync(join(dir, readdirSync(dir)[0]!));
+    for (let i = 0; i < 1200; i++) writeFileSync(join(dir, `20250101-000000-${i.toString(16).padStart(6, "0")}.jsonl`), content);
+    const expected = await runCli(["--sessions"], { cwd: repo, env: baseEnv(home) });
+    expect(expected.stdout.length).toBeGreaterThan(100_000);
+
+    // stdout and stderr one pipe (`2>&1 | less`), and stderr made into a stream first, as a notice
+    // would: libuv makes a pipe it opens non-blocking, and O_NONBLOCK belongs to the open pipe, so
+    // fd 1 is non-blocking too (libuv had made the child's fds 0-2 blocking)
+    const fifo = join(home, "out.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const reader = openSync(fifo, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+    const writer = openSync(fifo, fsConstants.O_WRONLY);
+    const preload = join(home, "stderr-first.cjs");
+    writeFileSync(preload, "process.stderr;\n");
+    const child = spawn(process.execPath, ["-r", preload, CLI, "--sessions"], { cwd: repo, env: baseEnv(home), stdio: ["ignore", writer, writer] });
+    closeSync(writer);
+    const exited = new Promise<number | null>((done) => child.on("close", done));
+    // nothing reads for a while: the child meets the full pipe (EAGAIN) before it has written it all
+    await new Promise((r) => setTimeout(r, 300));
+    const chunks: Buffer[] = [];
+    await new Promise<void>((done, fail) =>
+      new Socket({ fd: reader, readable: true, writable: false }).on("data", (c: Buffer) => chunks.push(c)).on("end", done).on("error", fail),
+    );
+    expect(await exited).toBe(0);
+    expect(Buffer.concat(chunks).toString("utf8")).toBe(expected.stdout);
+  });
+
   it("--version and --help show on stderr why a configured plugin is missing", async () => {
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     mkdirSync(join(home, ".config", "larik"), { recursive: true });
@@ -1483,11 +1541,12 @@ describe("a reader that goes away (| head -1)", () => {
     server.push({ text: "ok" });
     const prompt = "a first prompt long enough to fill the title column of the sessions list, 80 chars";
     expect((await runCli(["-p", "--model", "openai-compatible/m", prompt], { cwd: repo, env })).code).toBe(0);
-    // 1500 copies of that session: a listing of ~190 KB, more than a pipe holds
+    // 4000 copies of that session: a listing of ~500 KB, more than the pipe holds (a socket pair
+    // from Node's child_process: ~200 KB queued on the writer's side, then what the reader took)
     const sessionsRoot = join(home, ".local", "share", "larik", "sessions");
     const dir = join(sessionsRoot, readdirSync(sessionsRoot)[0]!);
     const content = readFileSync(join(dir, readdirSync(dir)[0]!));
-    for (let i = 0; i < 1500; i++) writeFileSync(join(dir, `20250101-000000-${i.toString(16).padStart(6, "0")}.jsonl`), content);
+    for (let i = 0; i < 4000; i++) writeFileSync(join(dir, `20250101-000000-${i.toString(16).padStart(6, "0")}.jsonl`), content);
 
     const r = await runReaderGone(["--sessions"], { cwd: repo, env, close: "first-chunk" });
     expect(r.stderr).toBe("");

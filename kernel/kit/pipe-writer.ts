@@ -42,8 +42,8 @@ export class PipeWriter {
     else this.#onGone.push(fn);
   }
 
-  /** Writes `text`, or drops it when the reader has gone. */
-  write(text: string): void {
+  /** Writes `text` (or bytes), or drops it when the reader has gone. */
+  write(text: string | Uint8Array): void {
     const stream = (this.#stream ??= this.#openStream());
     // A write to a reader that has left fails at once, and marks the stream errored; a write
     // queued when the reader leaves fails later. Either way Node emits `error` only on the next
@@ -117,14 +117,26 @@ export class PipeWriter {
 /**
  * Prints `lines` to stdout and resolves to the exit status of a command that only prints:
  * {@link SIGPIPE_STATUS} when the reader left before taking it all (as for `ls | head -1`),
- * quietly, else 0.
+ * quietly, else 0. Written as a C program's printf writes, with blocking `write(2)` calls on fd 1:
+ * `process.stdout` would first build a stream (net and stream for a pipe or socket, tty for a
+ * terminal), ~3 ms that `larik --version` would spend on its one line. Where fd 1 cannot take a
+ * blocking write (EAGAIN: a non-blocking pipe whose reader is behind), the rest goes through
+ * `process.stdout`, which waits for the reader; so does everything after any other error, which
+ * the stream reports as it did before.
  */
 export async function printAll(...lines: string[]): Promise<number> {
-  const out = new PipeWriter(() => process.stdout);
-  for (const line of lines) {
-    if (out.gone) break; // the rest would go nowhere
-    out.write(line);
+  const { writeSync } = process.getBuiltinModule("node:fs");
+  const bytes = Buffer.from(lines.join(""));
+  let done = 0;
+  try {
+    // a pipe may take part of a write (a signal, a non-blocking fd): go on from there
+    while (done < bytes.length) done += writeSync(1, bytes, done);
+    return 0;
+  } catch (err) {
+    if (isBrokenPipe(err)) return SIGPIPE_STATUS;
   }
+  const out = new PipeWriter(() => process.stdout);
+  out.write(bytes.subarray(done));
   await out.flush();
   return out.gone ? SIGPIPE_STATUS : 0;
 }
