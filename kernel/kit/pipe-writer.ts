@@ -122,7 +122,8 @@ export class PipeWriter {
  * terminal), ~3 ms that `larik --version` would spend on its one line. Where fd 1 cannot take a
  * blocking write (EAGAIN: a non-blocking pipe whose reader is behind), the rest goes through
  * `process.stdout`, which waits for the reader; so does everything after any other error, which
- * the stream reports as it did before.
+ * the stream reports as it did before. For a command's whole output: text written before it
+ * through `process.stdout` and still queued there would come after it.
  */
 export async function printAll(...lines: string[]): Promise<number> {
   const { writeSync } = process.getBuiltinModule("node:fs");
