@@ -284,9 +284,15 @@ async function readTrusted(file: string, label: string): Promise<Record<string, 
   return r.kind === "ok" ? r.data : {};
 }
 
+/** Problems a personal file's error names one by one (on its one line), before "and N more". */
+const SHOWN_ISSUES = 3;
+
 function issueError(label: string, issues: SettingsIssue[]): ConfigError {
-  const more = issues.length > 1 ? ` (and ${issues.length - 1} more problem${issues.length > 2 ? "s" : ""})` : "";
-  return new ConfigError(`${label}: ${issues[0]!.message}${more}`);
+  // each problem named, so that fixing one does not reveal the next only at the next start
+  const shown = issues.slice(0, SHOWN_ISSUES).map((i) => i.message).join("; ");
+  const rest = issues.length - SHOWN_ISSUES;
+  const more = rest > 0 ? ` (and ${rest} more problem${rest > 1 ? "s" : ""})` : "";
+  return new ConfigError(`${label}: ${shown}${more}`);
 }
 
 /** Validates a trusted layer. @throws ConfigError naming the file and the key. */

@@ -273,7 +273,12 @@ describe("bad values", () => {
 
     personal({ effort: "extreme", providers: { local: { base_url: 8080 } } });
     const err2 = await configError(loadSettings(repo, env));
-    expect(err2.message).toBe('~/.config/larik/config.json: "effort": expected one of low, medium, high, xhigh, max, got "extreme" (and 1 more problem)');
+    expect(err2.message).toBe(
+      '~/.config/larik/config.json: "effort": expected one of low, medium, high, xhigh, max, got "extreme"; "providers.local.base_url": expected a URL string, got 8080',
+    );
+    // past three, the rest are counted
+    personal({ effort: "extreme", max_turns: "ten", mode: "bogus", model: 5, providers: { local: { base_url: 8080 } } });
+    expect((await configError(loadSettings(repo, env))).message).toMatch(/^~\/\.config\/larik\/config\.json: "[^"]+": [^;]+; "[^"]+": [^;]+; "[^"]+": [^;]+ \(and 2 more problems\)$/);
 
     personal({ providers: { local: { base_url: 8080 } } });
     expect((await configError(loadSettings(repo, env))).message).toBe(
