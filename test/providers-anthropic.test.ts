@@ -409,7 +409,7 @@ describe("failure modes", () => {
     expect(waits[1]).toBe(250);
     expect(out.events.filter((e) => e.type === "notice").map((e) => (e as { text: string }).text)).toEqual([
       expect.stringMatching(/HTTP 529 overloaded; retrying in \d\.\d s \(1\/2\)/),
-      expect.stringMatching(/HTTP 503 server; retrying in 0\.3 s \(2\/2\)/),
+      expect.stringMatching(/HTTP 503 server error; retrying in 0\.3 s \(2\/2\)/),
     ]);
   });
 

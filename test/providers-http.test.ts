@@ -209,7 +209,7 @@ describe("postJson", () => {
     expect(await r.value.json()).toEqual({ ok: true });
     expect(server.requests).toHaveLength(2);
     expect(sleeps).toEqual([2000]);
-    expect(notices[0]).toMatch(/HTTP 429.*retrying in 2\.0 s \(1\/2\)/);
+    expect(notices[0]).toBe("p: HTTP 429 rate limited; retrying in 2.0 s (1/2)");
     expect(server.requests[1]!.json()).toEqual({ a: 1 });
   });
 

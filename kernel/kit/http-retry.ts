@@ -220,10 +220,13 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
     if (err.retry_after_ms !== undefined && err.retry_after_ms > MAX_RETRY_AFTER_MS) throw err;
     const delayMs = err.retry_after_ms ?? backoffDelay(attempt, random);
     opts.onRetry?.({ attempt: attempt + 1, delayMs, error: err });
-    yield retryNotice(err.provider, `HTTP ${err.status} ${err.kind.replace(/_/g, " ")}`, delayMs, attempt + 1, maxRetries);
+    yield retryNotice(err.provider, `HTTP ${err.status} ${RETRY_WORDS[err.kind] ?? err.kind.replace(/_/g, " ")}`, delayMs, attempt + 1, maxRetries);
     await wait(delayMs, opts.signal);
   }
 }
+
+/** How a retry notice names an HTTP error's kind where the kind's name alone reads oddly ("HTTP 500 server"). */
+const RETRY_WORDS: Partial<Record<ProviderErrorKind, string>> = { server: "server error", rate_limit: "rate limited" };
 
 function retryNotice(provider: string, what: string, delayMs: number, attempt: number, max: number): StreamEvent {
   return { type: "notice", text: `${provider}: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${max})` };
