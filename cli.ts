@@ -4,11 +4,13 @@
  * start Node's ES module loader (about 10 ms on Node 20). `--version` without any config file is
  * answered before anything else loads. A headless run (`-p`) executes the CommonJS bundle
  * dist/headless.cjs through V8's code cache (cli/code-cache.ts), and the plugin modules it loads on
- * demand from dist/headless-lazy.cjs (cli/headless-files.ts); everything else imports the
- * ES module build of `cli/main.ts` on demand. Both run the same `main`.
+ * demand from dist/headless-lazy.cjs (cli/headless-files.ts); so do `--help`, `--sessions` and a
+ * `--version` that a config file sends down the full path (cli/info-flags.ts). Everything else
+ * imports the ES module build of `cli/main.ts` on demand. Both run the same `main`.
  */
 import { codeCacheDir, saveAfterFirstRequest } from "./cli/code-cache.js";
 import { loadHeadless } from "./cli/headless-files.js";
+import { isInfoRun } from "./cli/info-flags.js";
 import { isPrintRun } from "./cli/print-flag.js";
 import { fastVersion } from "./cli/version.js";
 import { printAll } from "./kernel/kit/pipe-writer.js";
@@ -26,15 +28,21 @@ async function start(argv: string[]): Promise<number> {
   // `main` takes it over
   const early = trapStopSignals(() => {});
   // Only a command line that starts with a flag: a first word may name a subcommand (`serve`),
-  // and the front ends other than headless are left out of the bundle.
-  const bundle = isPrintRun(argv) && argv[0]?.startsWith("-") ? `${import.meta.dirname}/headless.cjs` : undefined;
+  // and the front ends other than headless are left out of the bundle. `--help`, `--version` and
+  // `--sessions` start none.
+  const print = isPrintRun(argv);
+  const bundle = (print || isInfoRun(argv)) && argv[0]?.startsWith("-") ? `${import.meta.dirname}/headless.cjs` : undefined;
   if (bundle && process.getBuiltinModule("node:fs").existsSync(bundle)) {
     const { start: loaded, saveLazy } = loadHeadless(bundle, process.env.LARIK_NO_CODE_CACHE === "1" ? false : codeCacheDir());
     startupMark("bundle run");
-    saveAfterFirstRequest(loaded);
+    // the caches hold what a -p run compiles: one written by `--help` would leave every later
+    // -p run compiling the rest of its start path from source
+    if (print) saveAfterFirstRequest(loaded);
     const status = await (loaded.exports as { main: Main }).main(argv, undefined, undefined, early);
-    loaded.save();
-    saveLazy();
+    if (print) {
+      loaded.save();
+      saveLazy();
+    }
     return status;
   }
   const { main } = await import("./cli/main.js");

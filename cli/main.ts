@@ -26,6 +26,7 @@ import {
 import { loadConfig, approveProjectConfig, displayPath } from "../kernel/index.js";
 import { VERSION, versionText } from "./version.js";
 import { helpText } from "./help.js";
+import { isInfoRun } from "./info-flags.js";
 import { isPrintRun } from "./print-flag.js";
 
 /**
@@ -66,7 +67,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: S
   // plugins load. Headless and server runs never import it.
   // isatty, not process.stdin.isTTY: touching process.stdin builds a stream (~3 ms) -p never reads
   // (-p first: tty loads net and stream, which a -p run needs only when it sends its request)
-  const interactive = !isPrintRun(argv) && isatty(0) && isatty(1);
+  const interactive = !isPrintRun(argv) && !isInfoRun(argv) && isatty(0) && isatty(1);
   if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
   const cfg: LoadedConfig = await loadConfig(cwd, env).catch((err: unknown) => {
     // a broken config must not hide the help, which says where the config files are: the error

@@ -3,7 +3,7 @@
  * provider's wire format, in a temp git repo with a failing test. The scripted model runs the
  * test, searches, reads, edits and reruns it; then `-c` resumes the session.
  */
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { appendFileSync, closeSync, constants as fsConstants, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -1294,6 +1294,33 @@ describe("larik --version and --help", () => {
     const builtins = JSON.parse(readFileSync(report, "utf8")) as string[];
     expect(builtins.filter((m) => /^NativeModule (net|stream|tty)$/.test(m))).toEqual([]);
   });
+
+  // util-linux script(1) gives the CLI a terminal, where an interactive run preloads Ink
+  const hasScript = spawnSync("script", ["--version"]).status === 0;
+  it.skipIf(!hasScript)("--help, --sessions and --version in a terminal run through the headless bundle, without the ES module build or Ink", async () => {
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    // a config file sends --version down the full path too
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    writeFileSync(join(home, ".config", "larik", "larik.config.ts"), "export default {};\n");
+    for (const flag of ["--help", "--sessions", "--version"]) {
+      const command = [process.execPath, CLI, flag].map((a) => JSON.stringify(a)).join(" ");
+      // NODE_DEBUG lists each ES module and CommonJS file as it loads (bench/startup.mjs reads it too)
+      const env = { ...baseEnv(home), NODE_DEBUG: "esm,module" };
+      const r = await new Promise<{ code: number | null; out: string }>((done) => {
+        const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (out += d));
+        child.on("close", (code) => done({ code, out }));
+      });
+      expect([flag, r.code]).toEqual([flag, 0]);
+      expect(r.out).toMatch(flag === "--sessions" ? /no sessions in / : /^larik \d+\.\d+\.\d+/m);
+      expect([flag, r.out.match(/\S*(dist\/main\.js|node_modules\/ink\/)\S*/g)]).toEqual([flag, null]);
+    }
+    // it uses the code cache a -p run leaves, and writes none: one of --help's would hold the
+    // wrong functions for every later -p start
+    expect(readdirSync(join(home, ".cache", "larik", "v8"))).toEqual([]);
+  }, 30_000);
 
   it("--sessions to a non-blocking pipe whose reader is behind: what a blocking write cannot take goes through process.stdout, all of it, in order", async () => {
     const repo = makeRepo();
