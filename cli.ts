@@ -35,14 +35,12 @@ async function start(argv: string[]): Promise<number> {
   if (bundle && process.getBuiltinModule("node:fs").existsSync(bundle)) {
     const { start: loaded, saveLazy } = loadHeadless(bundle, process.env.LARIK_NO_CODE_CACHE === "1" ? false : codeCacheDir());
     startupMark("bundle run");
-    // the caches hold what a -p run compiles: one written by `--help` would leave every later
-    // -p run compiling the rest of its start path from source
+    // the start file's cache holds what a -p run compiles up to its first request: one written
+    // by `--help`, or by a run that stopped before its request, would leave every later -p run
+    // compiling the rest of that path from source
     if (print) saveAfterFirstRequest(loaded);
     const status = await (loaded.exports as { main: Main }).main(argv, undefined, undefined, early);
-    if (print) {
-      loaded.save();
-      saveLazy();
-    }
+    if (print) saveLazy();
     return status;
   }
   const { main } = await import("./cli/main.js");

@@ -103,8 +103,11 @@ function readSourceAndCache(file: string, size: number, cacheFile: string | unde
  * seen on Node's `http.client.request.start` diagnostics channel. The cache then holds what a
  * start compiles, up to the first model request, and not what this particular run went on to
  * compile (tool code, a long answer's rendering): a cache written at exit made every later start
- * deserialize whatever the first run happened to use. A run that sends no request keeps the
- * caller's `save()` at exit. No-op when the cache was a hit.
+ * deserialize whatever the first run happened to use. A run that sends no request writes none:
+ * its cache would lack the request's whole path (the provider, the tools' schemas, node:http's
+ * callers), and every later start would compile that from source, for as long as the bundle is
+ * the same (a first run that stops at "missing API key" is common). No-op when the cache was a
+ * hit.
  */
 export function saveAfterFirstRequest(load: CachedLoad): void {
   if (load.hit) return;

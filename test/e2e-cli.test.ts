@@ -862,6 +862,11 @@ describe("larik -p end to end", () => {
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
     const env = { ...baseEnv(home), OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "k" };
     const v8 = join(home, ".cache", "larik", "v8");
+    // a run that stops before its request (here at the missing key) writes no cache: it would
+    // lack the request's path, which every later run would then compile from source
+    const noKey = await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env: { ...env, OPENAI_API_KEY: "" } });
+    expect(noKey.stderr).toMatch(/missing API key/);
+    expect(readdirSync(v8)).toEqual([]);
     server.push({ text: "first" }, { text: "second" });
     expect((await runCli(["-p", "--model", "openai-compatible/m", "hi"], { cwd: repo, env })).stdout).toBe("first\n");
     const [bin] = readdirSync(v8);
