@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import type { Jiti } from "jiti";
 import { isPlugin, type Plugin } from "./plugin.js";
 import { oneLine } from "./kit/one-line.js";
@@ -95,30 +95,43 @@ export function evaluatedInThisProcess(file: string): boolean {
  * A jiti instance that resolves modules relative to `file`. The bare import `larik` always maps
  * to this kernel's public module, so a config in `~/.config/larik` can `import { defineConfig }
  * from "larik"` without a local install and shares the running kernel; `zod` and `zod/mini` (and
- * their `zod/v4` spellings) map to the kernel's when nothing closer provides them (tool schemas
- * must be zod 4). Module cache off:
- * `/reload` must see edited files.
+ * their `zod/v4` spellings) map to the zod installed beside the kernel when nothing closer
+ * provides them (tool schemas must be zod 4). Both are settled at the first import of each
+ * name, not here: zod is ~100 CommonJS files and each probe a package lookup, ~0.1 s of every
+ * start with a config file, which mostly imports no zod. Module cache off: `/reload` must see
+ * edited files.
  */
 export async function jitiFor(file: string, env: NodeJS.ProcessEnv): Promise<Jiti> {
-  const [{ createJiti }, { kernelModule }, zod] = await Promise.all([import("jiti"), import("./public-api.js"), import("zod")]);
+  const [{ createJiti }, { kernelModule }] = await Promise.all([import("jiti"), import("./public-api.js")]);
   const id = file.startsWith("file:") ? file : pathToFileURL(file).href;
   const fsCache = await transformCacheDir(env);
-  const probe = createJiti(id, { moduleCache: false, fsCache });
-  const virtualModules: Record<string, unknown> = { larik: kernelModule() };
-  const alias: Record<string, string> = {};
-  // docs/plugins.md recommends zod/mini; a plugin beside a personal config has no zod of its own
-  for (const name of ["zod", "zod/v4"]) if (!probe.esmResolve(name, { try: true })) virtualModules[name] = zod;
-  // zod/mini is bundled into the kernel, and handing over its whole namespace would bundle every
-  // zod locale too (the headless bundle would double): the copy installed beside the kernel is the
-  // same zod 4, found from here
-  let kernelSide: Jiti | undefined;
-  for (const name of ["zod/mini", "zod/v4/mini"]) {
-    if (probe.esmResolve(name, { try: true })) continue;
-    kernelSide ??= createJiti(import.meta.url.startsWith("file:") ? import.meta.url : pathToFileURL(import.meta.url).href, { moduleCache: false, fsCache });
-    const found = kernelSide.esmResolve(name, { try: true });
-    if (found) alias[name] = found.startsWith("file:") ? fileURLToPath(found) : found;
-  }
-  return createJiti(id, { moduleCache: false, fsCache, virtualModules, alias });
+  const kernel = kernelModule();
+  let probe: Jiti | undefined;
+  const own = new Map<string, boolean>();
+  // jiti asks `name in virtualModules` for each import, then reads the property
+  const virtualModules = new Proxy({} as Record<string, unknown>, {
+    has: (_, name) => {
+      if (name === "larik") return true;
+      if (typeof name !== "string" || !ZOD_NAMES.has(name)) return false;
+      if (!own.has(name)) own.set(name, !!(probe ??= createJiti(id, { moduleCache: false, fsCache })).esmResolve(name, { try: true }));
+      return !own.get(name);
+    },
+    get: (_, name) => (name === "larik" ? kernel : typeof name === "string" && ZOD_NAMES.has(name) ? kernelRequire(name) : undefined),
+  });
+  return createJiti(id, { moduleCache: false, fsCache, virtualModules });
+}
+
+/** The zod entry points a config's plugin may import without installing zod. */
+const ZOD_NAMES: ReadonlySet<string> = new Set(["zod", "zod/v4", "zod/mini", "zod/v4/mini"]);
+
+/**
+ * A package installed beside the kernel, required (jiti asks for a virtual module synchronously,
+ * so zod's CommonJS build): the same zod 4 the kernel's schemas use.
+ */
+function kernelRequire(name: string): unknown {
+  // not imported at the top: this module is on every start's path, node:module is not (~2 ms)
+  const { createRequire } = process.getBuiltinModule("node:module");
+  return createRequire(import.meta.url.startsWith("file:") ? import.meta.url : pathToFileURL(import.meta.url).href)(name);
 }
 
 /**

@@ -1300,6 +1300,26 @@ describe("larik --version and --help", () => {
     expect(builtins.filter((m) => /^NativeModule (net|stream|tty)$/.test(m))).toEqual([]);
   });
 
+  it("a config file that imports no zod loads none: the kernel's zod is required at a plugin's first import of it", async () => {
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    mkdirSync(join(home, ".config", "larik"), { recursive: true });
+    const report = join(home, "loaded.json");
+    const preload = join(home, "loaded.cjs");
+    writeFileSync(preload, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, JSON.stringify(Object.keys(require.cache))));\n`);
+    const zodFiles = async (config: string) => {
+      writeFileSync(join(home, ".config", "larik", "larik.config.ts"), config);
+      const code = await new Promise<number | null>((done) =>
+        spawn(process.execPath, ["-r", preload, CLI, "--version"], { cwd: home, env: baseEnv(home), stdio: "ignore" }).on("close", done),
+      );
+      expect(code).toBe(0);
+      return (JSON.parse(readFileSync(report, "utf8")) as string[]).filter((f) => f.includes("/node_modules/zod/")).length;
+    };
+    expect(await zodFiles("export default {};\n")).toBe(0);
+    // a plugin of the config that does import it still gets it (the same check as before)
+    const withZod = 'import { z } from "zod";\nexport default { plugins: [{ name: "z", description: "uses zod", setup() { z.string().parse("x"); } }] };\n';
+    expect(await zodFiles(withZod)).toBeGreaterThan(0);
+  });
+
   // util-linux script(1) gives the CLI a terminal, where an interactive run preloads Ink
   const hasScript = spawnSync("script", ["--version"]).status === 0;
   it.skipIf(!hasScript)("--help, --sessions and --version in a terminal run through the headless bundle, without the ES module build or Ink", async () => {
