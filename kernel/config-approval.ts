@@ -7,7 +7,7 @@ import { realpathSync } from "node:fs";
 import { readFile, readdir, readlink } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { evaluateConfig, evaluatedInThisProcess, hashConfigContent, jitiFor, resolvePluginSpecs, type ConfigSource } from "./config-files.js";
+import { evaluateConfig, evaluatedInThisProcess, hashConfigContent, jitiFor, preloadKernelZod, resolvePluginSpecs, type ConfigSource } from "./config-files.js";
 import { oneLine } from "./kit/one-line.js";
 import { canonicalDir, gitRoot, isInside } from "./paths.js";
 /**
@@ -228,6 +228,7 @@ export async function traceProjectConfig(
   // load jiti, zod and the kernel's public module before recording: they are Larik's, not the
   // project's, even when Larik runs from a checkout inside the project
   await jitiFor(source.file, env);
+  preloadKernelZod();
   const { value: notices, files } = await recordLoadedFiles(async () => {
     const cfg = await evaluateConfig(source, env).catch((err: unknown) => {
       throw new Error(`${oneLine(err)}; fix it, then run \`larik config approve\``);

@@ -125,6 +125,15 @@ export async function jitiFor(file: string, env: NodeJS.ProcessEnv): Promise<Jit
 const ZOD_NAMES: ReadonlySet<string> = new Set(["zod", "zod/v4", "zod/mini", "zod/v4/mini"]);
 
 /**
+ * Requires the zod entry points a config's modules may be given ({@link jitiFor}), so that code
+ * which records what a config loads (`larik config approve`) can load them first: they are
+ * Larik's, not the project's.
+ */
+export function preloadKernelZod(): void {
+  for (const name of ZOD_NAMES) kernelRequire(name);
+}
+
+/**
  * A package installed beside the kernel, required (jiti asks for a virtual module synchronously,
  * so zod's CommonJS build): the same zod 4 the kernel's schemas use.
  */
