@@ -251,6 +251,7 @@ describe("postJson", () => {
     server.enqueue({ status: 429, headers: { "retry-after": "3600" }, body: "later" });
     const err = await caught(postJson({ provider: "p", url: `${server.url}/x`, body: {}, sleep: fastSleep }));
     expect([err.kind, err.retry_after_ms]).toEqual(["rate_limit", 3_600_000]);
+    expect(err.message).toMatch(/ \(the server asks to wait 60 min before the next request; try again then\)$/);
     expect(server.requests).toHaveLength(1);
   });
 

@@ -217,7 +217,7 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
     let err = classifyHttpError(info);
     if (opts.classify) err = opts.classify(info, err);
     if (!err.retryable || NEVER_RETRY.has(err.kind) || attempt >= maxRetries) throw err;
-    if (err.retry_after_ms !== undefined && err.retry_after_ms > MAX_RETRY_AFTER_MS) throw err;
+    if (err.retry_after_ms !== undefined && err.retry_after_ms > MAX_RETRY_AFTER_MS) throw longWait(err, err.retry_after_ms);
     const delayMs = err.retry_after_ms ?? backoffDelay(attempt, random);
     opts.onRetry?.({ attempt: attempt + 1, delayMs, error: err });
     yield retryNotice(err.provider, `HTTP ${err.status} ${RETRY_WORDS[err.kind] ?? err.kind.replace(/_/g, " ")}`, delayMs, attempt + 1, maxRetries);
@@ -227,6 +227,24 @@ export async function* sendJson(opts: PostJsonOptions): AsyncGenerator<StreamEve
 
 /** How a retry notice names an HTTP error's kind where the kind's name alone reads oddly ("HTTP 500 server"). */
 const RETRY_WORDS: Partial<Record<ProviderErrorKind, string>> = { server: "server error", rate_limit: "rate limited" };
+
+/**
+ * `err` with the wait the server asked for, which Larik does not sit out, in its message: "HTTP
+ * 429: slow down" alone does not say that trying again in a minute is no use.
+ */
+function longWait(err: ProviderError, ms: number): ProviderError {
+  const s = Math.ceil(ms / 1000);
+  const wait = s < 120 ? `${s} s` : s < 7200 ? `${Math.ceil(s / 60)} min` : `${Math.ceil(s / 3600)} h`;
+  return new ProviderError({
+    provider: err.provider,
+    kind: err.kind,
+    message: `${err.message} (the server asks to wait ${wait} before the next request; try again then)`,
+    status: err.status,
+    retryable: err.retryable,
+    retry_after_ms: err.retry_after_ms,
+    request_id: err.request_id,
+  });
+}
 
 function retryNotice(provider: string, what: string, delayMs: number, attempt: number, max: number): StreamEvent {
   return { type: "notice", text: `${provider}: ${what}; retrying in ${(delayMs / 1000).toFixed(1)} s (${attempt}/${max})` };
@@ -274,7 +292,7 @@ export async function* streamWithRetries(
     } catch (err) {
       if (shown || opts.signal?.aborted || attempt >= maxRetries) throw err;
       if (!(err instanceof ProviderError) || !err.retryable || !RESEND_KINDS.has(err.kind)) throw err;
-      if (err.retry_after_ms !== undefined && err.retry_after_ms > MAX_RETRY_AFTER_MS) throw err;
+      if (err.retry_after_ms !== undefined && err.retry_after_ms > MAX_RETRY_AFTER_MS) throw longWait(err, err.retry_after_ms);
       const delayMs = err.retry_after_ms ?? backoffDelay(attempt, opts.random);
       yield {
         type: "notice",
