@@ -287,18 +287,31 @@ async function readTrusted(file: string, label: string): Promise<Record<string, 
 /** Problems a personal file's error names one by one (on its one line), before "and N more". */
 const SHOWN_ISSUES = 3;
 
-function issueError(label: string, issues: SettingsIssue[]): ConfigError {
-  // each problem named, so that fixing one does not reveal the next only at the next start
-  const shown = issues.slice(0, SHOWN_ISSUES).map((i) => i.message).join("; ");
-  const rest = issues.length - SHOWN_ISSUES;
+/**
+ * The error for a trusted file's bad values: each named, so that fixing one does not reveal the
+ * next only at the next start, in the order of their keys in the file, with the typos of known
+ * keys among them (the notices a start that goes on would give).
+ */
+function issueError(label: string, data: Record<string, unknown>, issues: SettingsIssue[], codeOnly: boolean): ConfigError {
+  const keys = Object.keys(data);
+  const at = (key: unknown) => {
+    const i = keys.indexOf(String(key));
+    return i < 0 ? keys.length : i;
+  };
+  const problems = [
+    ...issues.map((i) => ({ at: at(i.path[0]), message: i.message })),
+    ...typos(data, codeOnly).map((t) => ({ at: at(t.key), message: t.message })),
+  ].sort((x, y) => x.at - y.at);
+  const shown = problems.slice(0, SHOWN_ISSUES).map((p) => p.message).join("; ");
+  const rest = problems.length - SHOWN_ISSUES;
   const more = rest > 0 ? ` (and ${rest} more problem${rest > 1 ? "s" : ""})` : "";
   return new ConfigError(`${label}: ${shown}${more}`);
 }
 
 /** Validates a trusted layer. @throws ConfigError naming the file and the key. */
-function validateTrusted(data: Record<string, unknown>, label: string): Record<string, unknown> {
+function validateTrusted(data: Record<string, unknown>, label: string, codeOnly = false): Record<string, unknown> {
   const r = checkSettings(data);
-  if (!r.ok) throw issueError(label, r.issues);
+  if (!r.ok) throw issueError(label, data, r.issues, codeOnly);
   return r.value;
 }
 
@@ -569,20 +582,27 @@ function mergeLayers(layers: Layer[], personalLabel: string, notices: string[]):
  * typo of a known key (`modle`) would silently do nothing, so it gets a notice naming the key.
  */
 function noteTypos(data: Record<string, unknown>, label: string, notices: string[], codeOnly = false): void {
+  for (const t of typos(data, codeOnly)) notices.push(`${label}: ${t.message}`);
+}
+
+/** The keys of `data` that look like typos of known ones, each with its one-line message. */
+function typos(data: Record<string, unknown>, codeOnly: boolean): { key: string; message: string }[] {
+  const out: { key: string; message: string }[] = [];
   for (const key of Object.keys(data)) {
     if (isKnownKey(key)) {
       // one level down too: `permissions.dney` would drop the rules it lists without a word
       const inner = isObject(data[key]) ? knownKeysIn(key) : undefined;
       for (const k of inner ? Object.keys(data[key] as object) : []) {
         const near = inner!.includes(k) ? undefined : nearestName(k, inner!);
-        if (near) notices.push(`${label}: unknown key "${key}.${k}" (did you mean "${key}.${near}"?)`);
+        if (near) out.push({ key, message: `unknown key "${key}.${k}" (did you mean "${key}.${near}"?)` });
       }
       continue;
     }
     // in larik.config.ts, `plugin: [...]` for `plugins` would load nothing, silently
     const near = nearestKnownKey(key) ?? (codeOnly ? nearestName(key, CODE_ONLY_KEYS) : undefined);
-    if (near) notices.push(`${label}: unknown key "${key}" (did you mean "${near}"?)`);
+    if (near) out.push({ key, message: `unknown key "${key}" (did you mean "${near}"?)` });
   }
+  return out;
 }
 
 /** Keys only `larik.config.ts` has (split off before its settings are validated). */
@@ -692,7 +712,7 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
       throw new ConfigError(`${label}: ${oneLine(err)}`);
     }
     const parts = splitConfig(cfg);
-    personalLayer = { label, trust: "personal", data: validateTrusted(parts.settings, label) };
+    personalLayer = { label, trust: "personal", data: validateTrusted(parts.settings, label, true) };
     noteTypos(personalLayer.data, label, notices, true);
     await adopt(parts, personalFile, label);
   }
@@ -711,10 +731,10 @@ export async function loadConfig(cwd: string, env: NodeJS.ProcessEnv = process.e
       try {
         const parts = splitConfig(await evaluateConfig(source, env));
         const check = checkSettings(parts.settings);
-        if (!check.ok) throw issueError(label, check.issues);
-        const typos: string[] = [];
-        noteTypos(check.value, label, typos, true);
-        await adopt(parts, projectFile, label, typos);
+        if (!check.ok) throw issueError(label, parts.settings, check.issues, true);
+        const typoNotices: string[] = [];
+        noteTypos(check.value, label, typoNotices, true);
+        await adopt(parts, projectFile, label, typoNotices);
         projectLayer = { label, trust: "personal", data: check.value };
       } catch (err) {
         const msg = oneLine(err);

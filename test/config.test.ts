@@ -276,6 +276,14 @@ describe("bad values", () => {
     expect(err2.message).toBe(
       '~/.config/larik/config.json: "effort": expected one of low, medium, high, xhigh, max, got "extreme"; "providers.local.base_url": expected a URL string, got 8080',
     );
+    // in the file's order, with a typo of a known key among them (a start that went on would
+    // have said it as a notice)
+    personal({ modle: "openai/x", max_turns: "ten" });
+    expect((await configError(loadSettings(repo, env))).message).toBe(
+      '~/.config/larik/config.json: unknown key "modle" (did you mean "model"?); "max_turns": expected a positive integer, got "ten"',
+    );
+    personal({ model: 5, mode: "bogus", max_turns: "ten", effort: "extreme" });
+    expect((await configError(loadSettings(repo, env))).message).toMatch(/^~\/\.config\/larik\/config\.json: "model": [^;]+; "mode": [^;]+; "max_turns": [^;]+ \(and 1 more problem\)$/);
     // past three, the rest are counted
     personal({ effort: "extreme", max_turns: "ten", mode: "bogus", model: 5, providers: { local: { base_url: 8080 } } });
     expect((await configError(loadSettings(repo, env))).message).toMatch(/^~\/\.config\/larik\/config\.json: "[^"]+": [^;]+; "[^"]+": [^;]+; "[^"]+": [^;]+ \(and 2 more problems\)$/);
