@@ -135,7 +135,8 @@ export function preloadKernelZod(): void {
 
 /**
  * A package installed beside the kernel, required (jiti asks for a virtual module synchronously,
- * so zod's CommonJS build): the same zod 4 the kernel's schemas use.
+ * so zod's CommonJS build): the zod 4 Larik was installed with, which the kernel's schema checks
+ * accept as their own (zod 4 keeps its registry on `globalThis`, shared by every copy).
  */
 function kernelRequire(name: string): unknown {
   // not imported at the top: this module is on every start's path, node:module is not (~2 ms)
