@@ -70,9 +70,10 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: S
   const interactive = !isPrintRun(argv) && !isInfoRun(argv) && isatty(0) && isatty(1);
   if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
   const cfg: LoadedConfig = await loadConfig(cwd, env).catch((err: unknown) => {
-    // a broken config must not hide the help, which says where the config files are: the error
-    // becomes a notice and the help describes the default preset
-    if (!(err instanceof ConfigError) || !(argv.includes("--help") || argv.includes("-h"))) throw err;
+    // a broken config must not hide the help, which says where the config files are, nor the
+    // version, which a bug report starts with: the error becomes a notice, and both describe the
+    // default preset
+    if (!(err instanceof ConfigError) || !["--help", "-h", "--version", "-v"].some((f) => argv.includes(f))) throw err;
     return { settings: {}, notices: [errorText(err)], plugins: [], pluginSources: [], disable: [], configFiles: [] };
   });
   startupMark("config");

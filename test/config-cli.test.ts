@@ -184,6 +184,10 @@ describe("a config file with a syntax error", () => {
       const r = await runCli(["-p", "--model", "openai-compatible/m", "hi"], repo, env);
       expect(r.stderr).toBe("larik: ~/.config/larik/larik.config.ts: failed to load: ParseError: Unexpected token at line 1, column 28\n");
       expect(r.code).toBe(2);
+      // --version still answers (a bug report starts with it), and says why the config is left out
+      const v = await runCli(["--version"], repo, env);
+      expect([v.code, v.stdout.split("\n")[0]]).toEqual([0, expect.stringMatching(/^larik \d+\.\d+\.\d+$/)]);
+      expect(v.stderr).toBe("! ~/.config/larik/larik.config.ts: failed to load: ParseError: Unexpected token at line 1, column 28\n");
     } finally {
       rmSync(cfg);
     }
