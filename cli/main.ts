@@ -26,7 +26,7 @@ import {
 import { loadConfig, approveProjectConfig, displayPath } from "../kernel/index.js";
 import { VERSION, versionText } from "./version.js";
 import { helpText } from "./help.js";
-import { isInfoRun } from "./info-flags.js";
+import { asksHelpOrVersion, isInfoRun } from "./info-flags.js";
 import { isPrintRun } from "./print-flag.js";
 
 /**
@@ -70,10 +70,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: S
   const interactive = !isPrintRun(argv) && !isInfoRun(argv) && isatty(0) && isatty(1);
   if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
   const cfg: LoadedConfig = await loadConfig(cwd, env).catch((err: unknown) => {
-    // a broken config must not hide the help, which says where the config files are, nor the
-    // version, which a bug report starts with: the error becomes a notice, and both describe the
-    // default preset
-    if (!(err instanceof ConfigError) || !["--help", "-h", "--version", "-v"].some((f) => argv.includes(f))) throw err;
+    // the help and the version describe the default preset then, with the error as a notice
+    if (!(err instanceof ConfigError) || !asksHelpOrVersion(argv)) throw err;
     return { settings: {}, notices: [errorText(err)], plugins: [], pluginSources: [], disable: [], configFiles: [] };
   });
   startupMark("config");
