@@ -43,8 +43,12 @@ async function start(argv: string[]): Promise<number> {
     if (print) saveLazy();
     return status;
   }
-  const { main } = await import("./cli/main.js");
-  return main(argv, undefined, undefined, early);
+  const { main, inkStillLoading } = await import("./cli/main.js");
+  const status = await main(argv, undefined, undefined, early);
+  // a usage error typed in a terminal is answered in ~0.2 s, not once Ink has loaded for nothing;
+  // main has flushed what it wrote
+  if (inkStillLoading()) process.exit(status);
+  return status;
 }
 
 process.env.NODE_ENV ??= "production"; // ink loads React's development build otherwise

@@ -60,6 +60,18 @@ function isatty(fd: number): boolean {
   return process.getBuiltinModule("node:tty").isatty(fd);
 }
 
+/** The import of Ink that an interactive start begins early (see `run`), while it loads. */
+let inkPreload: Promise<unknown> | undefined;
+
+/**
+ * Whether the early import of Ink (~0.5 s) is still loading. A run that ended without the TUI
+ * (a mistyped flag in a terminal, an unknown session id) has no use for it, and the process would
+ * otherwise stay until it had loaded: the launcher exits at once instead.
+ */
+export function inkStillLoading(): boolean {
+  return inkPreload !== undefined;
+}
+
 async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: StopSignalTrap): Promise<number> {
   if (early.signal) return stoppedEarly(early);
   if (argv[0] === "config") return configCommand(argv.slice(1), env, cwd);
@@ -68,7 +80,12 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, cwd: string, early: S
   // isatty, not process.stdin.isTTY: touching process.stdin builds a stream (~3 ms) -p never reads
   // (-p first: tty loads net and stream, which a -p run needs only when it sends its request)
   const interactive = !isPrintRun(argv) && !isInfoRun(argv) && isatty(0) && isatty(1);
-  if (interactive && !(argv[0] && !argv[0].startsWith("-"))) void import("ink").catch(() => {});
+  if (interactive && !(argv[0] && !argv[0].startsWith("-"))) {
+    inkPreload = import("ink").then(
+      () => (inkPreload = undefined),
+      () => (inkPreload = undefined),
+    );
+  }
   const cfg: LoadedConfig = await loadConfig(cwd, env).catch((err: unknown) => {
     // the help and the version describe the default preset then, with the error as a notice
     if (!(err instanceof ConfigError) || !asksHelpOrVersion(argv)) throw err;

@@ -8,6 +8,7 @@ import { appendFileSync, closeSync, constants as fsConstants, existsSync, mkdirS
 import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startMockModelServer, type MockModelServer, type MockReply } from "./fakes/mock-model-server.js";
 import { CLI, runCli } from "./fakes/run-cli.js";
@@ -1345,6 +1346,27 @@ describe("larik --version and --help", () => {
     // it uses the code cache a -p run leaves, and writes none: one of --help's would hold the
     // wrong functions for every later -p start
     expect(readdirSync(join(home, ".cache", "larik", "v8"))).toEqual([]);
+  }, 30_000);
+
+  it.skipIf(!hasScript)("a mistyped flag in a terminal is answered without waiting for the Ink that the start began to load", async () => {
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    // Module hooks that hold the import of ink for 5 s (it takes ~0.5 s, more on a slow machine):
+    // a process that waited for it would be kept open past the exit guard's second, which says so
+    const hooks = join(home, "slow-ink.mjs");
+    writeFileSync(hooks, 'export async function resolve(s, c, next) {\n  if (s === "ink") await new Promise((r) => setTimeout(r, 5000));\n  return next(s, c);\n}\n');
+    const register = join(home, "register.mjs");
+    writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const command = [process.execPath, "--import", register, CLI, "--modle", "x"].map((a) => JSON.stringify(a)).join(" ");
+    const r = await new Promise<{ code: number | null; out: string }>((done) => {
+      const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: home, env: baseEnv(home), stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      child.stdout.on("data", (d) => (out += d));
+      child.stderr.on("data", (d) => (out += d));
+      child.on("close", (code) => done({ code, out }));
+    });
+    expect(r.out).toContain("unknown option '--modle': did you mean --model?");
+    expect(r.out).not.toContain("still open");
+    expect(r.code).toBe(2);
   }, 30_000);
 
   it("--sessions to a non-blocking pipe whose reader is behind: what a blocking write cannot take goes through process.stdout, all of it, in order", async () => {
