@@ -140,6 +140,38 @@ describe("first-run setup", () => {
     r.unmount();
   });
 
+  // a paste, or typing faster than a frame, hands Ink "text\r" as one input without `return`
+  it("takes a model spec pasted with its Enter, in one chunk", async () => {
+    const { host, env } = await hostWith({ GROQ_API_KEY: "k" });
+    const done = vi.fn();
+    const r = render(<Setup host={host} onDone={done} detect={{ ollamaUrl: "http://127.0.0.1:9", lmstudioUrl: "http://127.0.0.1:9", timeoutMs: 300 }} />);
+    const screen = () => plain(r.lastFrame());
+    await waitFor(() => screen().includes("Type a model spec"), () => screen());
+    r.stdin.write(KEY.up);
+    await waitFor(() => /❯ Type a model spec/.test(screen()), () => screen());
+    r.stdin.write(KEY.enter);
+    await waitFor(() => screen().includes("enter saves"), () => screen());
+    r.stdin.write("groq/llama-3.3-70b-versatile\r");
+    await waitFor(() => done.mock.calls.length === 1, () => screen());
+    expect(done).toHaveBeenCalledWith("groq/llama-3.3-70b-versatile");
+    expect(JSON.parse(readFileSync(join(env.XDG_CONFIG_HOME!, "larik", "config.json"), "utf8")).model).toBe("groq/llama-3.3-70b-versatile");
+    r.unmount();
+  });
+
+  it("takes a model filter pasted with its Enter as the first model it matches", async () => {
+    const { host } = await hostWith({});
+    const done = vi.fn();
+    const r = render(<Setup host={host} onDone={done} detect={{ ollamaUrl: ollama.url, lmstudioUrl: lmstudio.url }} />);
+    const screen = () => plain(r.lastFrame());
+    await waitFor(() => /❯ Ollama at/.test(screen()), () => screen());
+    r.stdin.write(KEY.enter);
+    await waitFor(() => screen().includes("qwen3:8b"), () => screen());
+    r.stdin.write("llama\r");
+    await waitFor(() => done.mock.calls.length === 1, () => screen());
+    expect(done.mock.calls[0]![0]).toMatch(/\/llama3\.2:3b$/);
+    r.unmount();
+  });
+
   it("esc aborts without saving", async () => {
     const { host, env } = await hostWith({});
     const done = vi.fn();

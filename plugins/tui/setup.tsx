@@ -84,6 +84,10 @@ export function Setup({ host, onDone, detect }: SetupProps) {
     (input, key) => {
       const { step, filtered } = latest.current;
       if (key.ctrl && input === "c") return finish(undefined);
+      // a chunk like "ollama/llama3\r" (pasted, or typed faster than a frame) is text and then
+      // Enter, as in the composer: Ink hands it over whole, without `return`
+      const typedThenEnter = input.length > 1 ? /^([^\r\n]*)\r$/.exec(input)?.[1] : undefined;
+      const enter = key.return || typedThenEnter !== undefined;
       switch (step.type) {
         case "choose": {
           const n = step.candidates.length + 1;
@@ -102,20 +106,24 @@ export function Setup({ host, onDone, detect }: SetupProps) {
           const n = filtered.length + 1;
           if (key.upArrow) setStep({ ...step, selected: (step.selected + n - 1) % n });
           else if (key.downArrow || key.tab) setStep({ ...step, selected: (step.selected + 1) % n });
-          else if (key.return) {
-            const m = filtered[step.selected];
+          else if (enter) {
+            const filter = step.filter + (typedThenEnter ?? "");
+            // text that came with the Enter filters first, which selects the first match
+            const f = filter.toLowerCase();
+            const m = typedThenEnter ? step.models.find((x) => x.toLowerCase().includes(f)) : filtered[step.selected];
             if (m) save(step.candidate, m);
-            else setStep({ type: "manual", candidate: step.candidate, text: step.filter });
+            else setStep({ type: "manual", candidate: step.candidate, text: filter });
           } else if (key.backspace || key.delete) setStep({ ...step, filter: step.filter.slice(0, -1), selected: 0 });
           else if (input && !key.ctrl && !key.meta) setStep({ ...step, filter: step.filter + input, selected: 0 });
           return;
         }
         case "manual": {
           if (key.escape) return finish(undefined);
-          if (key.return) {
-            const t = step.text.trim();
+          if (enter) {
+            const text = step.text + (typedThenEnter ?? "");
+            const t = text.trim();
             if (!t) return;
-            if (!step.candidate && !t.includes("/")) return setStep({ ...step, error: "write the model as provider/model, e.g. anthropic/claude-sonnet-4-5" });
+            if (!step.candidate && !t.includes("/")) return setStep({ ...step, text, error: "write the model as provider/model, e.g. anthropic/claude-sonnet-4-5" });
             return save(step.candidate, t);
           }
           if (key.backspace || key.delete) setStep({ ...step, text: step.text.slice(0, -1), error: undefined });
