@@ -497,6 +497,28 @@ describe("composer", () => {
     expect(JSON.stringify(r.provider.requests[0]!.messages[0]!.blocks)).toContain("a\\nb\\nc\\nd");
   });
 
+  // typing faster than a frame, or a paste without bracketed paste, hands Ink "text\r" as one input
+  it("text that arrives with its Enter in one chunk is typed and then entered: the prompt, a history search, a denial's reason", async () => {
+    const r = await make({
+      scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],
+    });
+    r.history.entries.push("run the unit tests", "deploy to staging");
+    await r.press(KEY.ctrlR);
+    await r.until("history search:");
+    await r.press("deploy\r");
+    expect(r.controller.snapshot().input.text).toBe("deploy to staging");
+    await r.press(KEY.ctrlC);
+    const respond = vi.spyOn(r.controller.agent, "respond");
+    await r.press("clean\r");
+    await r.until("Allow bash?");
+    await r.press("n");
+    await r.until("Tell the model why");
+    await r.press("keep the build\r");
+    await r.until("Understood.");
+    expect(JSON.stringify(r.provider.requests[0]!.messages)).toContain("clean");
+    expect(respond.mock.calls[0]![1]).toEqual({ allow: false, reason: "keep the build" });
+  });
+
   it("a bracketed paste keeps its newlines and does not submit", async () => {
     const r = await make({});
     await r.press(KEY.pasteStart, "line one\rline two\r", KEY.pasteEnd);

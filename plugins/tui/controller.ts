@@ -839,6 +839,14 @@ export class TuiController {
       this.#notify(true);
       return;
     }
+    // a chunk like "hello\r" (typed faster than a frame, or pasted without bracketed paste) is
+    // text and then Enter, wherever it goes: the composer, history search, a denial's reason
+    const typedThenEnter = a.type === "insert" && a.text.length > 1 ? /^([^\r\n]*)\r$/.exec(a.text) : null;
+    if (typedThenEnter) {
+      this.handleKey(typedThenEnter[1]!, key);
+      this.handleKey("\r", { ...key, return: true });
+      return;
+    }
     if (a.type !== "ctrlC" && this.#hint) this.#hint = undefined;
     if (this.#permissions.length) {
       this.#permissionKey(a, input);
@@ -966,7 +974,6 @@ export class TuiController {
           return;
         }
         const text = this.#input.text;
-        // a chunk like "hello\r" is typed text followed by Enter, not a paste
         this.#setInput(ed.EMPTY);
         this.#overlay = undefined;
         this.#opts.history?.reset();
@@ -975,12 +982,6 @@ export class TuiController {
         return;
       }
       case "insert": {
-        const m = /^([^\r\n]*)\r$/.exec(a.text);
-        if (m && a.text.length > 1) {
-          this.#setInput(ed.insert(this.#input, m[1]!));
-          this.#composerKey({ type: "submit" });
-          return;
-        }
         this.#setInput(ed.insert(this.#input, a.text));
         this.#opts.history?.reset();
         break;
