@@ -43,7 +43,7 @@ export function helpText(host: Host, options: Record<string, CliOption>): string
     parts.push(`\nlarik ${f.subcommand} flags:\n` + table(Object.entries(f.options).map(([k, o]) => [flag(k, o), o.description])));
   }
   parts.push("\nfront ends:\n" + table(host.frontends.list().map((f) => [f.name, `${f.description} (plugin ${host.frontends.ownerOf(f.name)})`])));
-  parts.push("\nproviders:\n" + table(host.providers.list().map((p) => [p.name, (p.keyEnv?.length ? `key: ${p.keyEnv.join(" or ")}` : "no key needed") + replaced(host.providers, p.name)])));
+  parts.push("\nproviders:\n" + table(host.providers.list().map((p) => [p.name, (p.keyEnv?.length ? `key: ${p.keyEnv.join(" or ")}` : "no key needed") + (p.baseUrlEnv?.length ? `, server: ${p.baseUrlEnv.join(" or ")}` : "") + replaced(host.providers, p.name)])));
   parts.push("\ntools:\n  " + host.tools.list().map((t) => t.name + replaced(host.tools, t.name)).join(", "));
   const cmds = host.commands.list();
   if (cmds.length) parts.push("\nslash commands:\n" + table(cmds.map((c) => [`/${c.name}${c.args ? ` ${c.args}` : ""}`, c.description + replaced(host.commands, c.name)])));

@@ -1463,7 +1463,9 @@ describe("larik --version and --help", () => {
     // the way out of the two dash errors ("see larik --help") is in the help
     expect(r.stdout).toContain('a value that starts with "-": --model=-x; a prompt that does: larik -p -- "-fix it"');
     expect(r.stdout).toContain("larik serve");
-    expect(r.stdout).toMatch(/openai-compatible\s+key: OPENAI_API_KEY/);
+    // and the variable that points a provider at another server (a local one, a proxy)
+    expect(r.stdout).toMatch(/^ +openai-compatible +key: OPENAI_API_KEY, server: OPENAI_BASE_URL$/m);
+    expect(r.stdout).toMatch(/^ +anthropic +key: ANTHROPIC_API_KEY, server: ANTHROPIC_BASE_URL$/m);
     expect(r.stdout).toMatch(/tools:\n .*edit.*bash/);
     // the usage lines and the subcommand lines share one column
     const usage = r.stdout.split("\n").filter((l) => /^  larik /.test(l));
