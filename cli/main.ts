@@ -297,7 +297,9 @@ async function listSessions(host: Host, json: boolean): Promise<number> {
 /** `larik config approve`: trusts the project's `larik.config.ts` and the files it loads, as they are now. */
 async function configCommand(argv: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
   if (argv[0] !== "approve" || argv.length > 1) {
-    throw new ConfigError("usage: larik config approve   (trust this project's larik.config.ts and the files it loads, as they are now)");
+    const usage = "usage: larik config approve   (trust this project's larik.config.ts and the files it loads, as they are now)";
+    const near = argv[0] !== undefined && argv[0] !== "approve" && argv.length === 1 ? nearestName(argv[0], ["approve"]) : undefined;
+    throw new ConfigError(near ? `unknown config command '${argv[0]}': did you mean larik config approve?` : usage);
   }
   const approved = await approveProjectConfig(cwd, env);
   if (!approved) return printAll("no larik.config.ts in this project\n");

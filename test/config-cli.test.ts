@@ -176,6 +176,17 @@ describe("an approval also holds the folders the config loads from", () => {
   });
 });
 
+describe("larik config with anything but approve", () => {
+  it("names the near miss, and otherwise gives the usage, exit 2", async () => {
+    const typo = await runCli(["config", "aprove"], repo, env);
+    expect([typo.code, typo.stderr]).toEqual([2, "larik: unknown config command 'aprove': did you mean larik config approve?\n"]);
+    for (const args of [["config"], ["config", "list"], ["config", "approve", "now"]]) {
+      const r = await runCli(args, repo, env);
+      expect([args, r.code, r.stderr]).toEqual([args, 2, "larik: usage: larik config approve   (trust this project's larik.config.ts and the files it loads, as they are now)\n"]);
+    }
+  });
+});
+
 describe("a config file with a syntax error", () => {
   it("stops larik with one line that names the line and column", async () => {
     const cfg = join(env.XDG_CONFIG_HOME!, "larik", "larik.config.ts");
