@@ -27,6 +27,16 @@ export function loadMarkdown(): Promise<void> {
         { ignoreIllegals: true },
       ),
     );
+    // marked-terminal 7.3 prints a list item's text as written (`* item **two**`) since marked
+    // 13 gives it inline tokens (mikaelbr/marked-terminal#304, #371): render those as marked's
+    // own renderer does, and leave every other text token to marked-terminal
+    md.use({
+      renderer: {
+        text(token) {
+          return "tokens" in token && token.tokens ? this.parser.parseInline(token.tokens) : false;
+        },
+      },
+    });
   })();
   return loading;
 }

@@ -87,6 +87,16 @@ describe("markdown", () => {
     expect(out).not.toContain("**");
     expect(renderMarkdown("a\x1b[2Jb")).not.toContain("\x1b[2J");
   });
+
+  it("renders inline Markdown inside list items, tight, loose and nested", async () => {
+    await loadMarkdown();
+    const out = plain(renderMarkdown("- item **two** and `code`\n  - nested *em*\n1. one **1**\n\n- loose **a**\n\n- b\n"));
+    expect(out).toMatch(/^ +\* item two and code$/m);
+    expect(out).toMatch(/^ +\* nested em$/m);
+    expect(out).toMatch(/^ +1\. one 1$/m);
+    expect(out).toMatch(/^ +\* loose a$/m);
+    expect(out).not.toMatch(/\*\*|`/);
+  });
 });
 
 describe("editor", () => {
