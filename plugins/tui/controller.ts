@@ -32,7 +32,7 @@ import {
 import type { Key } from "ink";
 import * as ed from "./editor.js";
 import { FrameScheduler } from "./frame.js";
-import { keyAction, type KeyAction } from "./keys.js";
+import { keyAction, textThenEnter, type KeyAction } from "./keys.js";
 import { stableCut } from "./markdown.js";
 import { filterCommands, needsArgs, PEER_COMMAND_NAMES } from "./palette.js";
 import type { FooterInfo } from "./footer.js";
@@ -839,11 +839,11 @@ export class TuiController {
       this.#notify(true);
       return;
     }
-    // a chunk like "hello\r" (typed faster than a frame, or pasted without bracketed paste) is
-    // text and then Enter, wherever it goes: the composer, history search, a denial's reason
-    const typedThenEnter = a.type === "insert" && a.text.length > 1 ? /^([^\r\n]*)\r$/.exec(a.text) : null;
-    if (typedThenEnter) {
-      this.handleKey(typedThenEnter[1]!, key);
+    // typed text and Enter in one chunk go wherever the keys would: the composer, history
+    // search, a denial's reason
+    const typed = a.type === "insert" ? textThenEnter(a.text) : undefined;
+    if (typed !== undefined) {
+      this.handleKey(typed, key);
       this.handleKey("\r", { ...key, return: true });
       return;
     }

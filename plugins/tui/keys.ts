@@ -42,6 +42,15 @@ const PASTE_END = "[201~";
 const XTERM_SHIFT_ENTER = /^\[27;2;13~$/;
 const UNKNOWN_SEQUENCE = /^\[[\d;:?]*[~A-Za-z]$/;
 
+/**
+ * The text of an input that is typed text and then Enter in one chunk (`"ollama/llama3\r"`), which
+ * Ink hands over whole and without `return` when keys come faster than a frame or a paste is not
+ * bracketed; undefined for any other input (a lone Enter, text with a newline inside).
+ */
+export function textThenEnter(input: string): string | undefined {
+  return input.length > 1 ? /^([^\r\n]*)\r$/.exec(input)?.[1] : undefined;
+}
+
 /** The action for one `useInput` call. */
 export function keyAction(input: string, key: Key): KeyAction {
   if (input === PASTE_START) return { type: "pasteStart" };

@@ -9,6 +9,7 @@ import { Box, Text, useApp, useInput, useStdin } from "ink";
 import { useEffect, useMemo, useRef, useState } from "react";
 import { errorText, type Host } from "../../kernel/index.js";
 import { catalogModels, detectCandidates, listModels, saveChoice, type DetectOptions, type SetupCandidate } from "./setup-detect.js";
+import { textThenEnter } from "./keys.js";
 
 type Step =
   | { type: "detecting" }
@@ -84,9 +85,8 @@ export function Setup({ host, onDone, detect }: SetupProps) {
     (input, key) => {
       const { step, filtered } = latest.current;
       if (key.ctrl && input === "c") return finish(undefined);
-      // a chunk like "ollama/llama3\r" (pasted, or typed faster than a frame) is text and then
-      // Enter, as in the composer: Ink hands it over whole, without `return`
-      const typedThenEnter = input.length > 1 ? /^([^\r\n]*)\r$/.exec(input)?.[1] : undefined;
+      // "ollama/llama3\r" in one chunk (pasted, or typed faster than a frame) is the text, then Enter
+      const typedThenEnter = textThenEnter(input);
       const enter = key.return || typedThenEnter !== undefined;
       switch (step.type) {
         case "choose": {
