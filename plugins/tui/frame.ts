@@ -5,8 +5,9 @@
  * - {@link FrameScheduler} coalesces agent events into at most one UI update per frame
  *   (~30 per second). It holds a timer only while an update is pending, so an idle UI has no
  *   timers at all.
- * - {@link hardWrap} and {@link tailRows} make the live region's height exact: text is wrapped
- *   here (ANSI-aware, by terminal cell width) and rendered without further wrapping, so the
+ * - {@link hardWrap} (the composer) and {@link tailRows} (a reply or its thinking as it streams)
+ *   make the live region's height exact: text is wrapped here (ANSI-aware, by terminal cell
+ *   width) and rendered without further wrapping, so the
  *   region can be kept below the screen height. Ink 6.8 clears the screen and reprints the
  *   whole transcript once its output reaches the terminal height; keeping the live region
  *   shorter than the screen is what keeps finished output from being redrawn.
@@ -15,6 +16,7 @@
  *   the few writes the TUI makes outside Ink (the exit line, OSC 52) the same way.
  */
 import stringWidth from "string-width";
+import wrapAnsi from "wrap-ansi";
 
 /** Frames per second the TUI renders at most (Ink's `maxFps` and our event coalescing). */
 const MAX_FPS = 30;
@@ -155,13 +157,23 @@ export function hardWrap(text: string, cols: number): string[] {
 }
 
 /**
- * The last `max` rows of `text` wrapped at `cols`, and how many rows were cut above. `max` of 0
- * gives no rows. The cost is linear in `text`, which is only ever the unfinished tail of a
- * reply (finished paragraphs have already gone to the transcript).
+ * `text` in rows of at most `cols` cells, broken between words where it can be and inside a word
+ * longer than a row, exactly as Ink wraps the transcript's text (wrap-ansi, `hard`, untrimmed):
+ * a paragraph that streamed in the live region keeps its line breaks when it moves to the
+ * transcript. Tabs count as 4 cells, as in {@link hardWrap}. Returns at least one row.
+ */
+export function wordWrap(text: string, cols: number): string[] {
+  return wrapAnsi(text.replace(/\r\n?/g, "\n").replace(/\t/g, "    "), Math.max(1, Math.floor(cols)), { hard: true, trim: false }).split("\n");
+}
+
+/**
+ * The last `max` rows of `text` word-wrapped at `cols` ({@link wordWrap}), and how many rows were
+ * cut above. `max` of 0 gives no rows. The cost is linear in `text`, which is only ever the
+ * unfinished tail of a reply (finished paragraphs have already gone to the transcript).
  */
 export function tailRows(text: string, cols: number, max: number): { rows: string[]; hidden: number } {
-  if (max <= 0) return { rows: [], hidden: text ? hardWrap(text, cols).length : 0 };
-  const all = hardWrap(text, cols);
+  if (max <= 0) return { rows: [], hidden: text ? wordWrap(text, cols).length : 0 };
+  const all = wordWrap(text, cols);
   if (all.length <= max) return { rows: all, hidden: 0 };
   return { rows: all.slice(all.length - max), hidden: all.length - max };
 }

@@ -6,11 +6,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
+import stringWidth from "string-width";
 import type { Command } from "../../kernel/index.js";
 import { previewDiff } from "./diff-view.js";
 import * as ed from "./editor.js";
 import { contextMeter, formatCost } from "./footer.js";
-import { BSU, ESU, FrameScheduler, hardWrap, syncOutput, tailRows } from "./frame.js";
+import { BSU, ESU, FrameScheduler, hardWrap, syncOutput, tailRows, wordWrap } from "./frame.js";
 import { HISTORY_LIMIT, historyFile, PromptHistory } from "./history.js";
 import { keyAction } from "./keys.js";
 import { loadMarkdown, renderMarkdown, stableCut } from "./markdown.js";
@@ -36,6 +37,21 @@ describe("frame", () => {
     expect(rows[0]!.endsWith("\x1b[0m")).toBe(true);
     expect(hardWrap("", 10)).toEqual([""]);
     expect(hardWrap("a\n\nb", 10)).toEqual(["a", "", "b"]);
+  });
+
+  it("wordWrap breaks between words, as Ink wraps the transcript, and inside a word too long for a row", () => {
+    expect(wordWrap("without breaking the words here", 10)).toEqual(["without ", "breaking ", "the words ", "here"]);
+    expect(wordWrap("abcdefgh", 3)).toEqual(["abc", "def", "gh"]);
+    expect(wordWrap("一二三四", 5)).toEqual(["一二", "三四"]);
+    expect(wordWrap("a\tb", 3)).toEqual(["a  ", "  b"]);
+    // colour closed at each break and reopened on the next row, so every row renders alone
+    expect(wordWrap("\x1b[31mred red\x1b[39m", 4)).toEqual(["\x1b[31mred \x1b[39m", "\x1b[31mred\x1b[39m"]);
+    for (const cols of [5, 9, 17, 40]) {
+      const text = "The quick brown fox jumps over the lazy dog, then naps beside a supercalifragilistic hedge.";
+      for (const row of wordWrap(text, cols)) expect(stringWidth(row)).toBeLessThanOrEqual(cols);
+      expect(wordWrap(text, cols).join("").replace(/\s+/g, " ")).toBe(text);
+    }
+    expect(tailRows("streamed without breaking words", 12, 2)).toEqual({ rows: ["breaking ", "words"], hidden: 2 });
   });
 
   it("tailRows keeps the last rows and counts the hidden ones", () => {
