@@ -498,14 +498,13 @@ describe("composer", () => {
   });
 
   // typing faster than a frame, or a paste without bracketed paste, hands Ink "text\r" as one input
-  it("text that arrives with its Enter in one chunk is typed and then entered: the prompt, a history search, a denial's reason", async () => {
+  it("keys that arrive in one chunk act as typed one by one: the prompt, a history search, a denial's reason", async () => {
     const r = await make({
       scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],
     });
     r.history.entries.push("run the unit tests", "deploy to staging");
-    await r.press(KEY.ctrlR);
-    await r.until("history search:");
-    await r.press("deploy\r");
+    // ctrl+r, a query and Enter
+    await r.press("\x12deploy\r");
     expect(r.controller.snapshot().input.text).toBe("deploy to staging");
     await r.press(KEY.ctrlC);
     const respond = vi.spyOn(r.controller.agent, "respond");
@@ -517,6 +516,25 @@ describe("composer", () => {
     await r.until("Understood.");
     expect(JSON.stringify(r.provider.requests[0]!.messages)).toContain("clean");
     expect(respond.mock.calls[0]![1]).toEqual({ allow: false, reason: "keep the build" });
+  });
+
+  it("a chunk of keys never answers a permission prompt: n, a reason and Enter at once would have picked Yes", async () => {
+    const r = await make({
+      scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],
+    });
+    const respond = vi.spyOn(r.controller.agent, "respond");
+    await r.type("clean");
+    await r.press(KEY.enter);
+    await r.until("Allow bash?");
+    for (const chunk of ["nno thanks\r", "y\r", "a\r", "\r\r"]) await r.press(chunk);
+    expect(respond).not.toHaveBeenCalled();
+    expect(r.screen()).toContain("Allow bash?");
+    await r.press("n");
+    await r.until("Tell the model why");
+    await r.press(KEY.enter);
+    await r.until("Understood.");
+    expect(respond.mock.calls).toHaveLength(1);
+    expect(respond.mock.calls[0]![1]).toEqual({ allow: false, reason: undefined });
   });
 
   it("a bracketed paste keeps its newlines and does not submit", async () => {

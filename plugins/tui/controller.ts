@@ -32,7 +32,7 @@ import {
 import type { Key } from "ink";
 import * as ed from "./editor.js";
 import { FrameScheduler } from "./frame.js";
-import { keyAction, textThenEnter, type KeyAction } from "./keys.js";
+import { keyAction, splitBurst, type KeyAction } from "./keys.js";
 import { stableCut } from "./markdown.js";
 import { filterCommands, needsArgs, PEER_COMMAND_NAMES } from "./palette.js";
 import type { FooterInfo } from "./footer.js";
@@ -839,12 +839,15 @@ export class TuiController {
       this.#notify(true);
       return;
     }
-    // typed text and Enter in one chunk go wherever the keys would: the composer, history
-    // search, a denial's reason
-    const typed = a.type === "insert" ? textThenEnter(a.text) : undefined;
-    if (typed !== undefined) {
-      this.handleKey(typed, key);
-      this.handleKey("\r", { ...key, return: true });
+    // keys that came in one chunk go where they would have gone one by one: the composer,
+    // history search, a denial's reason
+    const burst = a.type === "insert" ? splitBurst(a.text) : undefined;
+    if (burst) {
+      // but never answer a permission prompt: its Enter would pick the highlighted option, so
+      // `n` + a reason + Enter sent at once would allow the call
+      if (this.#permissions.length && this.#permissionStep === "choose") return;
+      const none: Key = { ...key, return: false, tab: false, backspace: false, ctrl: false };
+      for (const k of burst) this.handleKey(k.input, { ...none, ...k.key });
       return;
     }
     if (a.type !== "ctrlC" && this.#hint) this.#hint = undefined;

@@ -42,13 +42,52 @@ const PASTE_END = "[201~";
 const XTERM_SHIFT_ENTER = /^\[27;2;13~$/;
 const UNKNOWN_SEQUENCE = /^\[[\d;:?]*[~A-Za-z]$/;
 
+/** One key of a {@link splitBurst}: its input and the `Key` flags Ink would have set for it alone. */
+export interface BurstKey {
+  input: string;
+  key: Partial<Key>;
+}
+
+// C0 controls a terminal sends for a key (Enter, Tab, ctrl+letter), and DEL (Backspace)
+const CONTROL = /[\x00-\x08\x0a-\x1a\x1c-\x1f\x7f]|\r|\t/;
+
 /**
- * The text of an input that is typed text and then Enter in one chunk (`"ollama/llama3\r"`), which
- * Ink hands over whole and without `return` when keys come faster than a frame or a paste is not
- * bracketed; undefined for any other input (a lone Enter, text with a newline inside).
+ * The keys in an input that holds typed text together with Enter or a ctrl key in one chunk
+ * (`"fix it\r"`, `"\x12query\r"`), which Ink hands over whole, as text, when keys come faster
+ * than a frame or a paste is not bracketed: runs of text, and each control key on its own (Enter
+ * as `return`, Tab as `tab`, DEL as `backspace`, ctrl+letter as the letter with `ctrl`).
+ * Undefined for an input that is one key or plain text, and for one with an escape sequence
+ * (arrows, function keys), which is left as Ink gave it.
+ */
+export function splitBurst(input: string): BurstKey[] | undefined {
+  if (input.length < 2 || input.includes("\x1b") || !CONTROL.test(input)) return undefined;
+  const keys: BurstKey[] = [];
+  let text = "";
+  for (const ch of input) {
+    if (!CONTROL.test(ch)) {
+      text += ch;
+      continue;
+    }
+    if (text) keys.push({ input: text, key: {} });
+    text = "";
+    const code = ch.charCodeAt(0);
+    if (ch === "\r") keys.push({ input: "\r", key: { return: true } });
+    else if (ch === "\t") keys.push({ input: "\t", key: { tab: true } });
+    else if (ch === "\n") keys.push({ input: "\n", key: {} }); // ctrl+j, a newline (keyAction)
+    else if (code === 0x7f || code === 0x08) keys.push({ input: "", key: { backspace: true } });
+    else keys.push({ input: String.fromCharCode(code + 96), key: { ctrl: true } });
+  }
+  if (text) keys.push({ input: text, key: {} });
+  return keys;
+}
+
+/**
+ * The text of an input that is only typed text and then Enter (`"ollama/llama3\r"`), in one
+ * chunk ({@link splitBurst}); undefined for any other input.
  */
 export function textThenEnter(input: string): string | undefined {
-  return input.length > 1 ? /^([^\r\n]*)\r$/.exec(input)?.[1] : undefined;
+  const keys = splitBurst(input);
+  return keys?.length === 2 && !keys[0]!.key.ctrl && keys[0]!.input && keys[1]!.key.return ? keys[0]!.input : undefined;
 }
 
 /** The action for one `useInput` call. */

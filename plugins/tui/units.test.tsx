@@ -13,7 +13,7 @@ import * as ed from "./editor.js";
 import { contextMeter, formatCost } from "./footer.js";
 import { BSU, ESU, FrameScheduler, hardWrap, syncOutput, tailRows, wordWrap } from "./frame.js";
 import { HISTORY_LIMIT, historyFile, PromptHistory } from "./history.js";
-import { keyAction } from "./keys.js";
+import { keyAction, splitBurst, textThenEnter } from "./keys.js";
 import { loadMarkdown, renderMarkdown, stableCut } from "./markdown.js";
 import { listProjectFiles, pickerEntries } from "./mentions.js";
 import { filterCommands, needsArgs } from "./palette.js";
@@ -52,6 +52,16 @@ describe("frame", () => {
       expect(wordWrap(text, cols).join("").replace(/\s+/g, " ")).toBe(text);
     }
     expect(tailRows("streamed without breaking words", 12, 2)).toEqual({ rows: ["breaking ", "words"], hidden: 2 });
+  });
+
+  it("splitBurst splits a chunk of typed keys into the keys Ink would have given one by one", () => {
+    expect(splitBurst("fix it\r")).toEqual([{ input: "fix it", key: {} }, { input: "\r", key: { return: true } }]);
+    expect(splitBurst("\x12query\r")).toEqual([{ input: "r", key: { ctrl: true } }, { input: "query", key: {} }, { input: "\r", key: { return: true } }]);
+    expect(splitBurst("ab\x7fc\td")).toEqual([{ input: "ab", key: {} }, { input: "", key: { backspace: true } }, { input: "c", key: {} }, { input: "\t", key: { tab: true } }, { input: "d", key: {} }]);
+    // one key, plain text, and escape sequences are left as Ink gave them
+    for (const input of ["\r", "x", "plain text", "\x1b[A\r"]) expect(splitBurst(input)).toBeUndefined();
+    expect(textThenEnter("ollama/llama3\r")).toBe("ollama/llama3");
+    for (const input of ["\r", "a\rb\r", "\x12x\r", "text"]) expect(textThenEnter(input)).toBeUndefined();
   });
 
   it("tailRows keeps the last rows and counts the hidden ones", () => {
