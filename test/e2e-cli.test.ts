@@ -1369,6 +1369,33 @@ describe("larik --version and --help", () => {
     expect(r.code).toBe(2);
   }, 30_000);
 
+  it.skipIf(!hasScript)("the interactive UI says a bad --resume id or a missing key while Ink is still loading, and exits", async () => {
+    const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));
+    const repo = makeRepo();
+    // module hooks that hold the import of ink for a minute: the answer must not wait for it
+    const hooks = join(home, "slow-ink.mjs");
+    writeFileSync(hooks, 'export async function resolve(s, c, next) {\n  if (s === "ink") await new Promise((r) => setTimeout(r, 60_000));\n  return next(s, c);\n}\n');
+    const register = join(home, "register.mjs");
+    writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+    const inTerminal = (args: string[], env: NodeJS.ProcessEnv) =>
+      new Promise<{ code: number | null; out: string }>((done) => {
+        const command = [process.execPath, "--import", register, CLI, ...args].map((a) => JSON.stringify(a)).join(" ");
+        const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: repo, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+        let out = "";
+        child.stdout.on("data", (d) => (out += d));
+        child.stderr.on("data", (d) => (out += d));
+        // a run that waits for ink is stopped here, and fails below
+        const guard = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 20_000);
+        child.on("close", (code) => (clearTimeout(guard), done({ code, out })));
+      });
+    const bad = await inTerminal(["--resume", "zzzz"], { ...baseEnv(home), OPENAI_API_KEY: "k" });
+    expect(bad.out).toContain('"zzzz" is not a session id');
+    expect(bad.code).toBe(2);
+    const noKey = await inTerminal(["--model", "openai-compatible/m"], baseEnv(home));
+    expect(noKey.out).toContain("missing API key for openai-compatible: set OPENAI_API_KEY");
+    expect(noKey.code).toBe(2);
+  }, 60_000);
+
   it("--sessions to a non-blocking pipe whose reader is behind: what a blocking write cannot take goes through process.stdout, all of it, in order", async () => {
     const repo = makeRepo();
     const home = mkdtempSync(join(tmpdir(), "larik-e2e-home-"));

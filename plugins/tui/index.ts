@@ -1,9 +1,10 @@
 /**
  * `tui`: the interactive terminal front end (LARIK-REFERENCE §24), claiming a plain `larik`
  * run in a terminal. Registering costs nothing: Ink, React, marked and the app are imported
- * when the run starts.
+ * when the run starts, while the session opens.
  */
 import { definePlugin } from "../../kernel/index.js";
+import { needsSetup, openSession, showNoticesBeforeFailure } from "./session-open.js";
 
 export default definePlugin({
   name: "tui",
@@ -14,11 +15,26 @@ export default definePlugin({
       description: "the interactive terminal UI (default in a terminal)",
       interactive: true,
       async run(host, args) {
+        const tty = process.stdout.isTTY && process.stdin.isTTY;
         // Ink and React take about half a second to import; say something at once meanwhile.
         // runTui erases this line before the first frame.
-        if (process.stdout.isTTY && process.stdin.isTTY) process.stdout.write("\x1b[2mlarik: starting…\x1b[22m");
-        const { runTui } = await import("./run.js");
-        return runTui(host, args);
+        if (tty) process.stdout.write("\x1b[2mlarik: starting…\x1b[22m");
+        const ui = import("./run.js");
+        // the session opens meanwhile: a bad --resume id or a missing key is said as soon as
+        // it is known, not once the UI has loaded (first-run setup needs the UI to ask)
+        const opening = tty && !needsSetup(host, args) ? openSession(host, args) : undefined;
+        if (opening) {
+          try {
+            await Promise.race([ui, opening]);
+          } catch (err) {
+            if (!(await opening.then(() => false, () => true))) throw err; // the UI failed to load
+            process.stdout.write("\r\x1b[2K");
+            showNoticesBeforeFailure(host, process.stderr);
+            throw err;
+          }
+        }
+        const { runTui } = await ui;
+        return runTui(host, args, undefined, { opening });
       },
     });
   },

@@ -4,9 +4,7 @@
  * on exit, prints the session id for `larik --resume <id>`.
  */
 import {
-  agentOptionsFromArgs,
   ConfigError,
-  defaultSpec,
   stopSignalReason,
   trapStopSignals,
   type CliArgs,
@@ -18,9 +16,9 @@ import { TuiController } from "./controller.js";
 import { previewDiff } from "./diff-view.js";
 import { editExternally } from "./external-editor.js";
 import { INK_OPTIONS, syncOutput } from "./frame.js";
-import { PromptHistory } from "./history.js";
 import { loadMarkdown } from "./markdown.js";
 import { expandMentions, listProjectFiles } from "./mentions.js";
+import { needsSetup, openSession, showNoticesBeforeFailure, type OpenedSession } from "./session-open.js";
 import { Setup } from "./setup.js";
 import type { DetectOptions } from "./setup-detect.js";
 import { runShell } from "./shell.js";
@@ -36,11 +34,7 @@ export interface TuiIo {
 const PASTE_ON = "\x1b[?2004h";
 const PASTE_OFF = "\x1b[?2004l";
 
-/** True when nothing names a model: no flag, no session to continue, no setting, no key. */
-export function needsSetup(host: Host, args: CliArgs): boolean {
-  const o = agentOptionsFromArgs(args);
-  return !o.model && !o.resume && !o.continue && !defaultSpec(host.settings, host.env);
-}
+export { needsSetup };
 
 /**
  * Runs the TUI until the user quits; resolves to the exit status (0, or 2 when setup was
@@ -51,7 +45,11 @@ export async function runTui(
   host: Host,
   args: CliArgs,
   io: TuiIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
-  opts: { detect?: DetectOptions } = {},
+  opts: {
+    detect?: DetectOptions;
+    /** The session, already opening (index.ts starts it while this module loads); else opened here. */
+    opening?: Promise<OpenedSession>;
+  } = {},
 ): Promise<number> {
   const { stdin, stdout, stderr } = io;
   // erase the "starting…" line index.ts wrote while this module loaded
@@ -62,31 +60,27 @@ export async function runTui(
   // Ink (≈0.5 s to import, most of it es-toolkit's compat barrel) loads while the session opens
   const inkLoading = import("ink");
   const open = async () => {
-    const agentOpts = agentOptionsFromArgs(args);
-    if (needsSetup(host, args)) {
+    let model: string | undefined;
+    if (!opts.opening && needsSetup(host, args)) {
       const { render } = await inkLoading;
-      let chosen: string | undefined;
-      const setup = render(<Setup host={host} detect={opts.detect} onDone={(s) => (chosen = s)} />, { stdin, stdout, stderr, exitOnCtrlC: false, ...INK_OPTIONS });
+      const setup = render(<Setup host={host} detect={opts.detect} onDone={(s) => (model = s)} />, { stdin, stdout, stderr, exitOnCtrlC: false, ...INK_OPTIONS });
       await setup.waitUntilExit();
-      if (!chosen) return undefined;
-      agentOpts.model = chosen;
+      if (!model) return undefined;
     }
-    return Promise.all([host.openAgent(agentOpts), PromptHistory.load(host.cwd, host.env), inkLoading]);
+    return Promise.all([opts.opening ?? openSession(host, args, model), inkLoading]);
   };
   let opened: Awaited<ReturnType<typeof open>>;
   try {
     opened = await open();
   } catch (err) {
-    // the controller shows the host's notices, and this failure comes before it; a notice is
-    // often the cause (a provider plugin that failed in setup, then "unknown provider")
-    for (const n of host.notices) stderr.write(`! ${n}\n`);
+    showNoticesBeforeFailure(host, stderr);
     throw err;
   }
   if (!opened) {
     stderr.write("setup aborted: no model is configured. Run larik again, or pass --model provider/model (e.g. --model anthropic/claude-sonnet-4-5)\n");
     return 2;
   }
-  const [agent, history, { render }] = opened;
+  const [[agent, history], { render }] = opened;
   // Markdown (marked-terminal with highlight.js) is only needed once a reply arrives, so it loads
   // after the first paint; a resumed session prints its history at once and waits for it.
   if (agent.history().length) await loadMarkdown();
