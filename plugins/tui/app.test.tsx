@@ -518,6 +518,45 @@ describe("composer", () => {
     expect(respond.mock.calls[0]![1]).toEqual({ allow: false, reason: "keep the build" });
   });
 
+  it("keys typed before a prompt could be read answer nothing: typing 'thank' as it pops up saves no rule", async () => {
+    let now = 1_000_000;
+    const r = await make({
+      scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],
+      controller: { promptGuardMs: 500, now: () => now },
+    });
+    const respond = vi.spyOn(r.controller.agent, "respond");
+    await r.type("clean");
+    await r.press(KEY.enter);
+    await r.until("Allow bash?");
+    // the rest of a sentence, typed one key at a time: `a` would have been "always allow"
+    for (const k of ["t", "h", "a", "n", "k", KEY.enter]) await r.press(k);
+    now += 499;
+    await r.press("y");
+    expect(respond).not.toHaveBeenCalled();
+    expect(r.controller.snapshot().input.text).toBe("");
+    // esc denies at once all the same
+    await r.press(KEY.esc);
+    await r.until("Understood.");
+    expect(respond.mock.calls).toHaveLength(1);
+    expect(respond.mock.calls[0]![1]).toEqual({ allow: false });
+  });
+
+  it("once a prompt has been up half a second, its keys answer it", async () => {
+    let now = 1_000_000;
+    const r = await make({
+      scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],
+      controller: { promptGuardMs: 500, now: () => now },
+    });
+    const respond = vi.spyOn(r.controller.agent, "respond");
+    await r.type("clean");
+    await r.press(KEY.enter);
+    await r.until("Allow bash?");
+    now += 500;
+    await r.press("y");
+    await r.until("Understood.");
+    expect(respond.mock.calls[0]![1]).toEqual({ allow: true });
+  });
+
   it("a chunk of keys never answers a permission prompt: n, a reason and Enter at once would have picked Yes", async () => {
     const r = await make({
       scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],

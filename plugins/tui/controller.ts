@@ -148,8 +148,20 @@ export interface ControllerOptions {
   tickMs?: number;
   /** Frame length for coalescing (ms). */
   frameMs?: number;
+  /**
+   * How long a permission prompt ignores its answer keys after it appears (ms; default
+   * {@link PROMPT_TYPE_AHEAD_MS}): 0 turns the guard off (tests).
+   */
+  promptGuardMs?: number;
   now?: () => number;
 }
+
+/**
+ * A permission prompt takes no answer for this long after it appears (ms): keys typed before
+ * anyone could read it (the rest of a prompt being typed when it pops up) would otherwise answer
+ * it, `a` saving an "always allow" rule. Esc (deny) and ctrl+c still work at once.
+ */
+export const PROMPT_TYPE_AHEAD_MS = 500;
 
 const FILES_TTL_MS = 10_000;
 
@@ -174,6 +186,8 @@ export class TuiController {
   #overlay?: Overlay;
   #overlayDismissed = false;
   #permissions: PendingPermission[] = [];
+  /** When the permission prompt now shown appeared (ms, `now`), for {@link PROMPT_TYPE_AHEAD_MS}. */
+  #promptShownAt = 0;
   #permissionStep: "choose" | "reason" = "choose";
   #permissionSelected = 0;
   #reason: ed.Buffer = ed.EMPTY;
@@ -545,7 +559,9 @@ export class TuiController {
     if (this.#live.text.trim()) this.#push({ kind: "assistant", text: this.#live.text });
     this.#resetLive();
     this.#live.tools = [];
+    const head = this.#permissions[0];
     this.#permissions = this.#permissions.filter((p) => p.agent !== agent);
+    if (this.#permissions[0] !== head) this.#promptShownAt = (this.#opts.now ?? Date.now)();
     this.#permissionStep = "choose";
     this.#permissionSelected = 0;
     if (this.#todosChanged && this.#todos?.length) this.#push({ kind: "todos", todos: this.#todos });
@@ -693,6 +709,7 @@ export class TuiController {
         if (this.#permissions.length === 1) {
           this.#permissionStep = "choose";
           this.#permissionSelected = 0;
+          this.#promptShownAt = (this.#opts.now ?? Date.now)();
         }
         if (this.#opts.preview) {
           void this.#opts.preview(ev.tool_name, ev.input, ev.cwd).then((d) => {
@@ -747,6 +764,7 @@ export class TuiController {
     this.#permissionStep = "choose";
     this.#permissionSelected = 0;
     this.#reason = ed.EMPTY;
+    this.#promptShownAt = (this.#opts.now ?? Date.now)(); // the next one's, if one is queued
     try {
       p.agent.respond(p.event.request_id, answer);
       if (answer.allow && answer.always && p.event.suggested_rule) this.#push({ kind: "notice", text: `always allowing ${p.event.suggested_rule} in this project` });
@@ -788,6 +806,9 @@ export class TuiController {
         this.#notify(true);
       }
     };
+    // type-ahead: keys before the prompt could be read answer nothing (esc and ctrl+c still do)
+    const guard = this.#opts.promptGuardMs ?? PROMPT_TYPE_AHEAD_MS;
+    if (a.type !== "escape" && a.type !== "ctrlC" && (this.#opts.now ?? Date.now)() - this.#promptShownAt < guard) return;
     const k = input.toLowerCase();
     if (a.type === "insert") {
       if (k === "y" || k === "1") return choose("allow");

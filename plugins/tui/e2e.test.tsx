@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { startMockModelServer, type MockModelServer } from "../../test/fakes/mock-model-server.js";
 import { tuiProgram, type TuiProgram } from "./launcher-build.js";
+import { PROMPT_TYPE_AHEAD_MS } from "./controller.js";
 
 const hasTmux = spawnSync("tmux", ["-V"]).status === 0;
 const SOCKET = `larik-tui-e2e-${process.pid}`;
@@ -125,11 +126,14 @@ describe.skipIf(!hasTmux)("tui end to end in tmux", () => {
     // the diff preview is computed after the prompt opens (it reads the file): wait for it
     pane = await waitPane(s, "+from the model");
     expect(pane).toMatch(/1\. Yes/);
+    // a prompt takes no answer for its first half second (type-ahead, PROMPT_TYPE_AHEAD_MS)
+    await pause(PROMPT_TYPE_AHEAD_MS + 100);
     tmux("send-keys", "-t", s, "y");
     await waitPane(s, "created notes.txt");
     expect(readFileSync(join(repo, "notes.txt"), "utf8")).toBe("from the model\n");
     // then a long command, allowed at its prompt; esc interrupts it while it runs
     await waitPane(s, "Allow bash?");
+    await pause(PROMPT_TYPE_AHEAD_MS + 100);
     tmux("send-keys", "-t", s, "y");
     await waitPane(s, /bash sleep 30[\s\S]*esc to interrupt/);
     tmux("send-keys", "-t", s, "Escape");

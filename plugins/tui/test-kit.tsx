@@ -259,6 +259,8 @@ export async function rig(opts: {
   const controller = new TuiController(host, agent, {
     history,
     tickMs: 0,
+    // a test answers a prompt as soon as it shows; the type-ahead guard has a test of its own
+    promptGuardMs: 0,
     listFiles: listProjectFiles,
     runShell,
     expand: expandMentions,
