@@ -518,19 +518,25 @@ describe("composer", () => {
     expect(respond.mock.calls[0]![1]).toEqual({ allow: false, reason: "keep the build" });
   });
 
-  it("keys typed before a prompt could be read answer nothing: typing 'thank' as it pops up saves no rule", async () => {
-    let now = 1_000_000;
+  /** A turn whose model asks to run `rm -rf build`, up to its permission prompt, with a clock to move. */
+  async function bashPrompt(promptGuardMs = 0) {
+    const clock = { now: 1_000_000 };
     const r = await make({
       scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],
-      controller: { promptGuardMs: 500, now: () => now },
+      controller: { promptGuardMs, now: () => clock.now },
     });
     const respond = vi.spyOn(r.controller.agent, "respond");
     await r.type("clean");
     await r.press(KEY.enter);
     await r.until("Allow bash?");
+    return { r, respond, clock };
+  }
+
+  it("keys typed before a prompt could be read answer nothing: typing 'thank' as it pops up saves no rule", async () => {
+    const { r, respond, clock } = await bashPrompt(500);
     // the rest of a sentence, typed one key at a time: `a` would have been "always allow"
     for (const k of ["t", "h", "a", "n", "k", KEY.enter]) await r.press(k);
-    now += 499;
+    clock.now += 499;
     await r.press("y");
     expect(respond).not.toHaveBeenCalled();
     expect(r.controller.snapshot().input.text).toBe("");
@@ -542,29 +548,15 @@ describe("composer", () => {
   });
 
   it("once a prompt has been up half a second, its keys answer it", async () => {
-    let now = 1_000_000;
-    const r = await make({
-      scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],
-      controller: { promptGuardMs: 500, now: () => now },
-    });
-    const respond = vi.spyOn(r.controller.agent, "respond");
-    await r.type("clean");
-    await r.press(KEY.enter);
-    await r.until("Allow bash?");
-    now += 500;
+    const { r, respond, clock } = await bashPrompt(500);
+    clock.now += 500;
     await r.press("y");
     await r.until("Understood.");
     expect(respond.mock.calls[0]![1]).toEqual({ allow: true });
   });
 
   it("a chunk of keys never answers a permission prompt: n, a reason and Enter at once would have picked Yes", async () => {
-    const r = await make({
-      scripts: [{ blocks: [call("t1", "bash", { command: "rm -rf build" })] }, { blocks: [text("Understood.")] }],
-    });
-    const respond = vi.spyOn(r.controller.agent, "respond");
-    await r.type("clean");
-    await r.press(KEY.enter);
-    await r.until("Allow bash?");
+    const { r, respond } = await bashPrompt();
     for (const chunk of ["nno thanks\r", "y\r", "a\r", "\r\r"]) await r.press(chunk);
     expect(respond).not.toHaveBeenCalled();
     expect(r.screen()).toContain("Allow bash?");
