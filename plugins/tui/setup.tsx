@@ -7,7 +7,7 @@
  */
 import { Box, Text, useApp, useInput, useStdin } from "ink";
 import { useEffect, useMemo, useRef, useState } from "react";
-import { errorText, type Host } from "../../kernel/index.js";
+import { errorText, personalSettingsFile, tildePath, type Host } from "../../kernel/index.js";
 import { catalogModels, detectCandidates, listModels, saveChoice, type DetectOptions, type SetupCandidate } from "./setup-detect.js";
 import { textThenEnter } from "./keys.js";
 
@@ -17,7 +17,9 @@ type Step =
   | { type: "testing"; candidate: SetupCandidate }
   | { type: "models"; candidate: SetupCandidate; models: string[]; filter: string; selected: number; error?: string }
   | { type: "manual"; candidate?: SetupCandidate; text: string; error?: string }
-  | { type: "saving"; spec: string };
+  | { type: "saving"; spec: string }
+  /** The frame left in the terminal once setup ends: what was saved where, or nothing (aborted). */
+  | { type: "done"; spec?: string };
 
 /** Props of {@link Setup}. */
 export interface SetupProps {
@@ -38,8 +40,12 @@ export function Setup({ host, onDone, detect }: SetupProps) {
 
   const finish = (spec: string | undefined) => {
     onDone(spec);
-    exit();
+    setStep({ type: "done", spec });
   };
+  // Ink leaves the last frame on screen: exit once that is the one line saying what was saved
+  useEffect(() => {
+    if (step.type === "done") exit();
+  }, [step, exit]);
 
   useEffect(() => {
     let live = true;
@@ -84,6 +90,7 @@ export function Setup({ host, onDone, detect }: SetupProps) {
   useInput(
     (input, key) => {
       const { step, filtered } = latest.current;
+      if (step.type === "done") return; // answered once
       if (key.ctrl && input === "c") return finish(undefined);
       // "ollama/llama3\r" in one chunk (pasted, or typed faster than a frame) is the text, then Enter
       const typedThenEnter = textThenEnter(input);
@@ -137,6 +144,9 @@ export function Setup({ host, onDone, detect }: SetupProps) {
     { isActive: isRawModeSupported === true },
   );
 
+  if (step.type === "done") {
+    return step.spec ? <Text dimColor>{`model ${step.spec} saved in ${tildePath(personalSettingsFile(host.env), host.env)}`}</Text> : null;
+  }
   return (
     <Box flexDirection="column" borderStyle="round" borderColor="cyan" paddingX={1}>
       <Text bold color="cyan">
