@@ -139,10 +139,12 @@ export function preloadKernelZod(): void {
  * accept as their own (zod 4 keeps its registry on `globalThis`, shared by every copy).
  */
 function kernelRequire(name: string): unknown {
-  // not imported at the top: this module is on every start's path, node:module is not (~2 ms)
-  const { createRequire } = process.getBuiltinModule("node:module");
-  return createRequire(import.meta.url.startsWith("file:") ? import.meta.url : pathToFileURL(import.meta.url).href)(name);
+  // not imported at the top: this module is on every start's path, node:module is not (~2 ms);
+  // import.meta.url is a path in the headless bundle, which createRequire takes as well
+  kernelSideRequire ??= process.getBuiltinModule("node:module").createRequire(import.meta.url);
+  return kernelSideRequire(name);
 }
+let kernelSideRequire: NodeJS.Require | undefined;
 
 /**
  * jiti's transpile cache, kept private (`$XDG_CACHE_HOME/larik/jiti`, 0700): its default,

@@ -300,7 +300,7 @@ export class TuiController {
       showThinking: this.#showThinking,
       hint: this.#hint,
       tick: this.#tick,
-      now: (this.#opts.now ?? Date.now)(),
+      now: this.#now(),
     };
   }
 
@@ -532,7 +532,7 @@ export class TuiController {
   async #turn(text: string, showPrompt = true, mentions = true, typed?: string): Promise<void> {
     const agent = this.agent;
     this.#running = true;
-    this.#turnStarted = (this.#opts.now ?? Date.now)();
+    this.#turnStarted = this.#now();
     this.#todosChanged = false;
     if (showPrompt) this.#push(typed !== undefined ? { kind: "command", text: typed } : { kind: "user", text });
     this.#startTicker();
@@ -561,7 +561,7 @@ export class TuiController {
     this.#live.tools = [];
     const head = this.#permissions[0];
     this.#permissions = this.#permissions.filter((p) => p.agent !== agent);
-    if (this.#permissions[0] !== head) this.#promptShownAt = (this.#opts.now ?? Date.now)();
+    if (this.#permissions[0] !== head) this.#promptShownAt = this.#now();
     this.#permissionStep = "choose";
     this.#permissionSelected = 0;
     if (this.#todosChanged && this.#todos?.length) this.#push({ kind: "todos", todos: this.#todos });
@@ -627,7 +627,7 @@ export class TuiController {
 
   /** Applies one agent event from `agent`'s stream. */
   onEvent(ev: AgentEvent, agent: Agent = this.agent): void {
-    const now = (this.#opts.now ?? Date.now)();
+    const now = this.#now();
     const sub = ev.agent;
     switch (ev.type) {
       case "text_delta": {
@@ -709,7 +709,7 @@ export class TuiController {
         if (this.#permissions.length === 1) {
           this.#permissionStep = "choose";
           this.#permissionSelected = 0;
-          this.#promptShownAt = (this.#opts.now ?? Date.now)();
+          this.#promptShownAt = this.#now();
         }
         if (this.#opts.preview) {
           void this.#opts.preview(ev.tool_name, ev.input, ev.cwd).then((d) => {
@@ -764,7 +764,7 @@ export class TuiController {
     this.#permissionStep = "choose";
     this.#permissionSelected = 0;
     this.#reason = ed.EMPTY;
-    this.#promptShownAt = (this.#opts.now ?? Date.now)(); // the next one's, if one is queued
+    this.#promptShownAt = this.#now(); // the next one's, if one is queued
     try {
       p.agent.respond(p.event.request_id, answer);
       if (answer.allow && answer.always && p.event.suggested_rule) this.#push({ kind: "notice", text: `always allowing ${p.event.suggested_rule} in this project` });
@@ -772,6 +772,11 @@ export class TuiController {
       this.#push({ kind: "notice", text: errorText(err) });
     }
     this.#notify(true);
+  }
+
+  /** The controller's clock (ms): `opts.now`, which tests set, else `Date.now`. */
+  #now(): number {
+    return (this.#opts.now ?? Date.now)();
   }
 
   #permissionKey(a: KeyAction, input: string): void {
@@ -808,7 +813,7 @@ export class TuiController {
     };
     // type-ahead: keys before the prompt could be read answer nothing (esc and ctrl+c still do)
     const guard = this.#opts.promptGuardMs ?? PROMPT_TYPE_AHEAD_MS;
-    if (a.type !== "escape" && a.type !== "ctrlC" && (this.#opts.now ?? Date.now)() - this.#promptShownAt < guard) return;
+    if (a.type !== "escape" && a.type !== "ctrlC" && this.#now() - this.#promptShownAt < guard) return;
     const k = input.toLowerCase();
     if (a.type === "insert") {
       if (k === "y" || k === "1") return choose("allow");
@@ -934,16 +939,16 @@ export class TuiController {
     }
     const mention = ed.mentionAt(this.#input);
     if (mention && !this.#overlayDismissed && this.#opts.listFiles) {
-      const now = (this.#opts.now ?? Date.now)();
+      const now = this.#now();
       const fresh = this.#files && now - this.#files.at < FILES_TTL_MS;
       if (!fresh && !this.#filesLoading) {
         const list = this.#opts.listFiles;
         this.#filesLoading = list(this.host.cwd)
           .then((l) => {
-            this.#files = { at: (this.#opts.now ?? Date.now)(), list: l };
+            this.#files = { at: this.#now(), list: l };
           })
           .catch(() => {
-            this.#files = { at: (this.#opts.now ?? Date.now)(), list: [] };
+            this.#files = { at: this.#now(), list: [] };
           })
           .finally(() => {
             this.#filesLoading = undefined;
@@ -1116,7 +1121,7 @@ export class TuiController {
   }
 
   #ctrlC(): void {
-    const now = (this.#opts.now ?? Date.now)();
+    const now = this.#now();
     if (now - this.#lastCtrlC < (this.#opts.doubleCtrlCMs ?? 2000)) {
       this.quit();
       return;

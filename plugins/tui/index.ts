@@ -6,6 +6,8 @@
 import { definePlugin } from "../../kernel/index.js";
 import { needsSetup, openSession, showNoticesBeforeFailure } from "./session-open.js";
 
+const noop = () => undefined;
+
 export default definePlugin({
   name: "tui",
   description: "Interactive terminal UI: larik in a terminal",
@@ -24,13 +26,12 @@ export default definePlugin({
         // it is known, not once the UI has loaded (first-run setup needs the UI to ask)
         const opening = tty && !needsSetup(host, args) ? openSession(host, args) : undefined;
         if (opening) {
-          try {
-            await Promise.race([ui, opening]);
-          } catch (err) {
-            if (!(await opening.then(() => false, () => true))) throw err; // the UI failed to load
+          // a failure to open is said at once; one of the UI's comes from `await ui` below
+          const failed = await Promise.race([ui.then(noop, noop), opening.then(noop, (err: unknown) => ({ err }))]);
+          if (failed) {
             process.stdout.write("\r\x1b[2K");
             showNoticesBeforeFailure(host, process.stderr);
-            throw err;
+            throw failed.err;
           }
         }
         const { runTui } = await ui;

@@ -48,8 +48,8 @@ export interface BurstKey {
   key: Partial<Key>;
 }
 
-// C0 controls a terminal sends for a key (Enter, Tab, ctrl+letter), and DEL (Backspace)
-const CONTROL = /[\x00-\x08\x0a-\x1a\x1c-\x1f\x7f]|\r|\t/;
+// C0 controls a terminal sends for a key (Enter, Tab, ctrl+letter), and DEL (Backspace); not ESC
+const CONTROL = /[\x00-\x1a\x1c-\x1f\x7f]/;
 
 /**
  * The keys in an input that holds typed text together with Enter or a ctrl key in one chunk
