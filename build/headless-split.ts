@@ -203,6 +203,14 @@ function sharedModulesSource(shared: SharedModule[]): string {
     if (!m.names.length) return;
     lines.push(`import { ${m.names.map((n, k) => `${n} as s${i}_${k}`).join(", ")} } from ${JSON.stringify(m.from)};`);
     const values = m.names.map((n, k) => `${JSON.stringify(n)}: s${i}_${k}`).join(", ");
+    const dflt = m.names.indexOf("default");
+    // A package's default export is, to Node, what `import x from "pkg"` gives: esbuild's
+    // `import("pkg")` in a package of type module takes the required object itself as `default`
+    // (`__toESM(require(…), 1)`), so for picomatch's function that object must be the function
+    if (m.id.startsWith("pkg:") && dflt >= 0) {
+      cases.push(`    case ${JSON.stringify(m.id)}: m = Object.assign((...a) => s${i}_${dflt}(...a), { __esModule: true, ${values} }); break;`);
+      return;
+    }
     cases.push(`    case ${JSON.stringify(m.id)}: m = { __proto__: null, __esModule: true, ${values} }; break;`);
   });
   return [
