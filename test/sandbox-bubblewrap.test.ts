@@ -15,7 +15,7 @@ import { protectedBinds, PROTECTED_GIT_ENTRIES, PROTECTED_PROJECT_ENTRIES } from
 import { scrubEnv } from "../kernel/index.js";
 import { diagnose } from "../plugins/sandbox-bubblewrap/probe.js";
 import { startShell } from "../plugins/core-tools/shell.js";
-import { BackgroundShells } from "../plugins/core-tools/background.js";
+import { BackgroundShells } from "../plugins/core-tools/shells.js";
 import { bashTool } from "../plugins/core-tools/bash.js";
 import { call, makeContext } from "../plugins/core-tools/test-context.js";
 
@@ -316,18 +316,18 @@ describe.skipIf(!probe.ok)(`bubblewrap sandbox (${probe.ok ? "bwrap runs" : `ski
     const ctx = makeContext(project, { sandbox: sb });
     const tag = `${300 + Math.floor(Math.random() * 1000)}.${process.pid}`;
     const psLines = () => execFileSync("ps", ["-eo", "pid=,args="]).toString().split("\n").filter((l) => l.trim().endsWith(`sleep ${tag}`));
-    const r = await call(bashTool(shells), { command: `sleep ${tag} > /dev/null 2>&1 & echo started; exit 3`, timeout: 20 }, ctx);
+    const r = await call(bashTool(() => shells), { command: `sleep ${tag} > /dev/null 2>&1 & echo started; exit 3`, timeout: 20 }, ctx);
     expect(r.content).toBe("started\n[exit code 3]");
     await new Promise((res) => setTimeout(res, 300));
     expect(psLines()).toHaveLength(1);
     expect(shells.leftoverCount()).toBe(1);
     // a command that leaves nothing ends its sandbox with it
-    expect((await call(bashTool(shells), { command: "echo done", timeout: 20 }, ctx)).content).toBe("done\n[exit code 0]");
+    expect((await call(bashTool(() => shells), { command: "echo done", timeout: 20 }, ctx)).content).toBe("done\n[exit code 0]");
     // (its bwrap may take a moment to exit after the status)
     for (let i = 0; i < 100 && shells.leftoverCount() > 1; i++) await new Promise((res) => setTimeout(res, 20));
     expect(shells.leftoverCount()).toBe(1);
     // one that keeps writing to the command's output is named, as outside the sandbox
-    const held = await call(bashTool(shells), { command: `sleep ${tag} & echo held`, timeout: 20 }, ctx);
+    const held = await call(bashTool(() => shells), { command: `sleep ${tag} & echo held`, timeout: 20 }, ctx);
     expect(held.content).toContain("still holds its output");
     expect(psLines()).toHaveLength(2);
     await shells.killAll();

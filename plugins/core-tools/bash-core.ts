@@ -1,33 +1,16 @@
 /**
- * `bash` (LARIK-REFERENCE §3): runs `bash -c` in the working directory, reports the exit code,
- * returns stdout+stderr cleaned of ANSI colours and `\r` redraws and capped head+tail, keeps the
- * exact output for `raw_output`, kills the whole process group on timeout or interrupt, and does
- * not hang on background children that keep the output pipe open.
+ * What `bash` does (the tool itself is bash.ts; this module loads at its first call): runs
+ * `bash -c` in the working directory, reports the exit code, returns stdout+stderr cleaned of
+ * ANSI colours and `\r` redraws and capped head+tail, keeps the exact output for `raw_output`,
+ * kills the whole process group on timeout or interrupt, and does not hang on background
+ * children that keep the output pipe open.
  */
 import { existsSync } from "node:fs";
-import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
-import { INPUT_SCHEMAS } from "./input-schemas.js";
-import type { BackgroundShells } from "./background.js";
+import { OUTPUT_CAP_BYTES, capOutput, toSafeText, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { DEFAULT_TIMEOUT_S, type BashInput } from "./bash.js";
+import type { BackgroundShells } from "./shells.js";
 import { ToolInputError, errorResult, resolveWritePath } from "./paths.js";
 import { EXIT_DRAIN_MS, OutputCapture, cleanOutput, sleep, startShell } from "./shell.js";
-
-/** Default and largest timeout, in seconds (§3). */
-const DEFAULT_TIMEOUT_S = 120;
-const MAX_TIMEOUT_S = 600;
-
-const TIMEOUT_UNIT = `must be in seconds, more than 0 and at most ${MAX_TIMEOUT_S} (default ${DEFAULT_TIMEOUT_S})`;
-
-const input = lazySchema(() =>
-  z.object({
-    command: z.string().check(z.describe("The command to run with bash -c")),
-    // Models used to millisecond timeouts send 120000: the message names the unit.
-    timeout: z.optional(z.number().check(z.positive({ error: TIMEOUT_UNIT })).check(z.lte(MAX_TIMEOUT_S, { error: TIMEOUT_UNIT }))).check(z.describe(`Timeout in seconds (default ${DEFAULT_TIMEOUT_S}, max ${MAX_TIMEOUT_S})`)),
-    run_in_background: z.optional(z.boolean()).check(z.describe("Start the command in the background and return an id at once; read it with bash_output, stop it with kill_bash")),
-    sandbox: z.optional(z.boolean()).check(z.describe("Set false to run outside the OS sandbox (asks for approval)")),
-    checkpoint_paths: z.optional(z.array(z.string()).check(z.maxLength(64))).check(z.describe("Files the command will change that git does not track (ignored or outside a repo), saved first for /undo")),
-  }),
-);
 
 /** Output text shapes that usually mean the OS sandbox refused something. */
 const SANDBOX_FAILURE = /Read-only file system|Operation not permitted|Could not resolve host|Temporary failure in name resolution|Network is unreachable/i;
@@ -49,115 +32,102 @@ function stopReason(signal: AbortSignal): string {
   return reason instanceof Error && reason.name !== "AbortError" ? reason.message : "interrupted";
 }
 
-/** Builds the `bash` tool; background runs are kept in `shells`. */
-export function bashTool(shells: BackgroundShells) {
-  async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
-    if (!args.command.trim()) return { content: "command is empty: give a shell command to run", is_error: true };
-    if (ctx.signal.aborted) return { content: `[${stopReason(ctx.signal)}; the command was not started]`, is_error: true };
-    try {
-      for (const p of args.checkpoint_paths ?? []) {
-        const target = await resolveWritePath(ctx, p);
-        try {
-          await ctx.checkpoint(target.abs);
-        } catch (err) {
-          throw new ToolInputError(`not run: could not checkpoint ${target.rel} for undo (${(err as Error).message})`);
-        }
-      }
-    } catch (err) {
-      return errorResult(err);
-    }
-    const sandbox = args.sandbox === false ? undefined : ctx.sandbox;
-    let sidecarDir: string | undefined;
-    try {
-      sidecarDir = await ctx.sidecarDir();
-    } catch {
-      sidecarDir = undefined; // raw output is a convenience; the command still runs
-    }
-    const base = { command: args.command, cwd: ctx.cwd, projectRoot: ctx.projectRoot, sandbox, sidecarDir, toolUseId: ctx.toolUseId, marker: shells.marker() };
-
-    if (args.run_in_background) {
-      let shell;
+/** Runs `bash` (see bash.ts); background runs, and what a command leaves running, are kept in `shells`. */
+export async function runBash(args: BashInput, ctx: ToolContext, shells: BackgroundShells): Promise<ToolResult> {
+  if (!args.command.trim()) return { content: "command is empty: give a shell command to run", is_error: true };
+  if (ctx.signal.aborted) return { content: `[${stopReason(ctx.signal)}; the command was not started]`, is_error: true };
+  try {
+    for (const p of args.checkpoint_paths ?? []) {
+      const target = await resolveWritePath(ctx, p);
       try {
-        shell = shells.start(base);
+        await ctx.checkpoint(target.abs);
       } catch (err) {
-        return { content: startFailure(err as Error, ctx.cwd), is_error: true };
+        throw new ToolInputError(`not run: could not checkpoint ${target.rel} for undo (${(err as Error).message})`);
       }
-      // No pid: spawn failed, and says so in an "error" event right after.
-      if (shell.proc.pid === undefined) {
-        await shell.proc.exited;
-        return { content: startFailure(shell.proc.error ?? new Error("unknown error"), ctx.cwd), is_error: true };
-      }
-      return {
-        content: `Started background shell ${shell.id} (pid ${shell.proc.pid}). Read its output with bash_output {"id": "${shell.id}"}; stop it with kill_bash.`,
-      };
     }
+  } catch (err) {
+    return errorResult(err);
+  }
+  const sandbox = args.sandbox === false ? undefined : ctx.sandbox;
+  let sidecarDir: string | undefined;
+  try {
+    sidecarDir = await ctx.sidecarDir();
+  } catch {
+    sidecarDir = undefined; // raw output is a convenience; the command still runs
+  }
+  const base = { command: args.command, cwd: ctx.cwd, projectRoot: ctx.projectRoot, sandbox, sidecarDir, toolUseId: ctx.toolUseId, marker: shells.marker() };
 
-    const capture = new OutputCapture();
-    let proc;
+  if (args.run_in_background) {
+    let shell;
     try {
-      proc = startShell({ ...base, onData: (c) => capture.push(c) });
+      shell = shells.start(base);
     } catch (err) {
       return { content: startFailure(err as Error, ctx.cwd), is_error: true };
     }
-    const timeoutS = args.timeout ?? DEFAULT_TIMEOUT_S;
-    let ending: "timeout" | "abort" | undefined;
-    const stop = (why: "timeout" | "abort") => {
-      if (ending) return;
-      ending = why;
-      void proc.kill();
+    // No pid: spawn failed, and says so in an "error" event right after.
+    if (shell.proc.pid === undefined) {
+      await shell.proc.exited;
+      return { content: startFailure(shell.proc.error ?? new Error("unknown error"), ctx.cwd), is_error: true };
+    }
+    return {
+      content: `Started background shell ${shell.id} (pid ${shell.proc.pid}). Read its output with bash_output {"id": "${shell.id}"}; stop it with kill_bash.`,
     };
-    const timer = setTimeout(() => stop("timeout"), timeoutS * 1000);
-    const onAbort = () => stop("abort");
-    if (ctx.signal.aborted) onAbort();
-    ctx.signal.addEventListener("abort", onAbort, { once: true });
-    let exit;
-    try {
-      exit = await proc.exited;
-      if (ending) await proc.kill(); // wait until the group is gone
-    } finally {
-      clearTimeout(timer);
-      ctx.signal.removeEventListener("abort", onAbort);
-    }
-    // bash is gone; a child it left in the background may still hold the pipe open.
-    const drained = await Promise.race([proc.outputClosed.then(() => true), sleep(EXIT_DRAIN_MS).then(() => false)]);
-    proc.stopReading();
-    await proc.finishSidecar();
-    // `server &`: runs on until Larik ends, then goes with the background shells.
-    shells.adopt(proc);
-
-    if (proc.error) return { content: startFailure(proc.error, ctx.cwd), is_error: true };
-
-    const safe = toSafeText(capture.text());
-    let out = cleanOutput(safe.text).replace(/\n+$/, "");
-    const hint = sidecarDir ? `full output (${capture.total} bytes): raw_output tool_call_id="${ctx.toolUseId}"` : "";
-    out = capOutput(out, OUTPUT_CAP_BYTES - 1_000, hint).text;
-    const lines: string[] = [out || "(no output)"];
-    if (!drained && !ending) {
-      lines.push("[a background process started by the command still holds its output; later output is not captured — redirect it to a file or use run_in_background]");
-    }
-    if (sandbox && SANDBOX_FAILURE.test(out)) {
-      lines.push("[this ran in the OS sandbox: writes outside the project and network access are blocked; if the command needs them, retry with sandbox: false]");
-    }
-    if (ending === "timeout") {
-      lines.push(`[timed out after ${timeoutS} s; the command and its child processes were killed]`);
-      return { content: lines.join("\n"), is_error: true };
-    }
-    if (ending === "abort") {
-      lines.push(`[${stopReason(ctx.signal)}; the command and its child processes were killed]`);
-      return { content: lines.join("\n"), is_error: true };
-    }
-    lines.push(exit.signal ? `[killed by ${exit.signal}]` : `[exit code ${exit.code}]`);
-    return { content: lines.join("\n") };
   }
 
-  return defineTool({
-    name: "bash",
-    description:
-      "Run a shell command with bash -c in the working directory. stdin is closed; output (stdout and stderr together) is capped, keeping head and tail. Use run_in_background for servers and watchers.",
-    input,
-    inputJsonSchema: INPUT_SCHEMAS.bash,
-    kind: "bash",
-    subject: (i) => i.command,
-    run,
-  });
+  const capture = new OutputCapture();
+  let proc;
+  try {
+    proc = startShell({ ...base, onData: (c) => capture.push(c) });
+  } catch (err) {
+    return { content: startFailure(err as Error, ctx.cwd), is_error: true };
+  }
+  const timeoutS = args.timeout ?? DEFAULT_TIMEOUT_S;
+  let ending: "timeout" | "abort" | undefined;
+  const stop = (why: "timeout" | "abort") => {
+    if (ending) return;
+    ending = why;
+    void proc.kill();
+  };
+  const timer = setTimeout(() => stop("timeout"), timeoutS * 1000);
+  const onAbort = () => stop("abort");
+  if (ctx.signal.aborted) onAbort();
+  ctx.signal.addEventListener("abort", onAbort, { once: true });
+  let exit;
+  try {
+    exit = await proc.exited;
+    if (ending) await proc.kill(); // wait until the group is gone
+  } finally {
+    clearTimeout(timer);
+    ctx.signal.removeEventListener("abort", onAbort);
+  }
+  // bash is gone; a child it left in the background may still hold the pipe open.
+  const drained = await Promise.race([proc.outputClosed.then(() => true), sleep(EXIT_DRAIN_MS).then(() => false)]);
+  proc.stopReading();
+  await proc.finishSidecar();
+  // `server &`: runs on until Larik ends, then goes with the background shells.
+  shells.adopt(proc);
+
+  if (proc.error) return { content: startFailure(proc.error, ctx.cwd), is_error: true };
+
+  const safe = toSafeText(capture.text());
+  let out = cleanOutput(safe.text).replace(/\n+$/, "");
+  const hint = sidecarDir ? `full output (${capture.total} bytes): raw_output tool_call_id="${ctx.toolUseId}"` : "";
+  out = capOutput(out, OUTPUT_CAP_BYTES - 1_000, hint).text;
+  const lines: string[] = [out || "(no output)"];
+  if (!drained && !ending) {
+    lines.push("[a background process started by the command still holds its output; later output is not captured — redirect it to a file or use run_in_background]");
+  }
+  if (sandbox && SANDBOX_FAILURE.test(out)) {
+    lines.push("[this ran in the OS sandbox: writes outside the project and network access are blocked; if the command needs them, retry with sandbox: false]");
+  }
+  if (ending === "timeout") {
+    lines.push(`[timed out after ${timeoutS} s; the command and its child processes were killed]`);
+    return { content: lines.join("\n"), is_error: true };
+  }
+  if (ending === "abort") {
+    lines.push(`[${stopReason(ctx.signal)}; the command and its child processes were killed]`);
+    return { content: lines.join("\n"), is_error: true };
+  }
+  lines.push(exit.signal ? `[killed by ${exit.signal}]` : `[exit code ${exit.code}]`);
+  return { content: lines.join("\n") };
 }

@@ -3,7 +3,8 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Sandbox } from "../../kernel/index.js";
-import { BackgroundShells, bashOutputTool, killBashTool } from "./background.js";
+import { bashOutputTool, killBashTool } from "./background.js";
+import { BackgroundShells } from "./shells.js";
 import { bashTool } from "./bash.js";
 import { rawOutputTool } from "./raw_output.js";
 import { cleanOutput } from "./shell.js";
@@ -13,7 +14,7 @@ let root: string;
 let cleanup: () => Promise<void>;
 let ctx: TestContext;
 const shells = new BackgroundShells();
-const bash = bashTool(shells);
+const bash = bashTool(() => shells);
 const strays: number[] = [];
 
 beforeEach(async () => {
@@ -131,7 +132,7 @@ describe("bash", () => {
   it("what a finished command left outside its group (`setsid server &`) goes when the shells are killed", async () => {
     const own = new BackgroundShells();
     const pidFile = join(root, "daemon.pid");
-    const r = await call(bashTool(own), { command: `setsid bash -c 'echo $$ > ${pidFile}; exec sleep 60' > /dev/null 2>&1 &`, timeout: 20 }, ctx);
+    const r = await call(bashTool(() => own), { command: `setsid bash -c 'echo $$ > ${pidFile}; exec sleep 60' > /dev/null 2>&1 &`, timeout: 20 }, ctx);
     expect(r.content).toBe("(no output)\n[exit code 0]");
     expect(await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "")).toBe(true);
     const pid = Number(readFileSync(pidFile, "utf8"));
@@ -259,7 +260,7 @@ describe("bash", () => {
 
   it("a process the command left running (`cmd &`) outlives the call and goes when the shells are killed", async () => {
     const own = new BackgroundShells();
-    const r = await call(bashTool(own), { command: "sleep 300 & echo $!", timeout: 20 }, ctx);
+    const r = await call(bashTool(() => own), { command: "sleep 300 & echo $!", timeout: 20 }, ctx);
     const pid = Number(r.content.split("\n")[0]);
     strays.push(pid);
     expect(r.content).toContain("[exit code 0]");
@@ -273,10 +274,10 @@ describe("bash", () => {
 
   it("forgets a command once what it left running has ended", async () => {
     const own = new BackgroundShells();
-    await call(bashTool(own), { command: "sleep 1 > /dev/null 2>&1 &", timeout: 20 }, ctx);
+    await call(bashTool(() => own), { command: "sleep 1 > /dev/null 2>&1 &", timeout: 20 }, ctx);
     expect(own.leftoverCount()).toBe(1);
     expect(await until(() => own.leftoverCount() === 0)).toBe(true);
-    await call(bashTool(own), { command: "true", timeout: 20 }, ctx);
+    await call(bashTool(() => own), { command: "true", timeout: 20 }, ctx);
     expect(own.leftoverCount()).toBe(0);
   });
 
@@ -313,8 +314,8 @@ describe("bash", () => {
 });
 
 describe("background shells", () => {
-  const output = bashOutputTool(shells);
-  const kill = killBashTool(shells);
+  const output = bashOutputTool(() => shells);
+  const kill = killBashTool(() => shells);
 
   it("returns an id at once, streams new output, and kill_bash stops the group", async () => {
     const pidFile = join(root, "bg.pid");

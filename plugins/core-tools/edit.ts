@@ -1,10 +1,10 @@
 /**
- * `edit` (LARIK-REFERENCE §3): one exact-string replacement, unique unless `replace_all`.
+ * `edit` (LARIK-REFERENCE §3): one exact-string replacement, unique unless `replace_all`. What it
+ * does is in edit-core.ts, loaded at the first call (see index.ts).
  */
 import * as z from "zod/mini";
 import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
-import { editFile, editProblem } from "./edit-core.js";
 import { pathSubject } from "./paths.js";
 
 const input = lazySchema(() =>
@@ -26,6 +26,6 @@ export const editTool = defineTool({
   kind: "write",
   subject: (i) => pathSubject(i.path),
   writePaths: (i) => [i.path],
-  precheck: (i, ctx) => editProblem(ctx, i.path, [i], false),
-  run: (i, ctx) => editFile(ctx, i.path, [i], false),
+  precheck: async (i, ctx) => (await import("./edit-core.js")).editProblem(ctx, i.path, [i], false),
+  run: async (i, ctx) => (await import("./edit-core.js")).editFile(ctx, i.path, [i], false),
 });

@@ -1,17 +1,17 @@
 /**
- * `grep` (LARIK-REFERENCE §3): regex search over files as `path:line:text`, paths relative to cwd.
- * ripgrep when available (`--no-require-git` so `.gitignore` holds outside git too, STACK.md
- * gotcha 11; ≤50 matches per file; 300-column lines), else a JavaScript search with the same
- * limits over the gitignore-aware walker. At most 500 output lines.
+ * What `grep` does (the tool itself is grep.ts; this module loads at its first call): regex
+ * search over files as `path:line:text`, paths relative to cwd. ripgrep when available
+ * (`--no-require-git` so `.gitignore` holds outside git too, STACK.md gotcha 11; ≤50 matches per
+ * file; 300-column lines), else a JavaScript search with the same limits over the
+ * gitignore-aware walker. At most 500 output lines.
  */
 import { open, stat } from "node:fs/promises";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, capOutput, defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
-import { INPUT_SCHEMAS } from "./input-schemas.js";
+import { OUTPUT_CAP_BYTES, capOutput, type ToolContext, type ToolResult } from "../../kernel/index.js";
 import type { SearchToolOptions } from "./glob.js";
+import type { GrepInput } from "./grep.js";
 import { looksBinary } from "./fileio.js";
-import { ToolInputError, displayPath, errorResult, pathSubject, resolvePath, searchSummary } from "./paths.js";
+import { ToolInputError, displayPath, errorResult, resolvePath } from "./paths.js";
 import { runRipgrep, walkFiles, withSearchEngine } from "./walk.js";
 
 /** Output lines at most (§3). */
@@ -23,14 +23,6 @@ const MAX_COLUMNS = 300;
 /** Files larger than this are skipped by the JavaScript search, in bytes. */
 const MAX_FALLBACK_FILE_BYTES = 16 * 1024 * 1024;
 
-const input = lazySchema(() =>
-  z.object({
-    pattern: z.string().check(z.describe("Regular expression to search for")),
-    path: z.optional(z.string()).check(z.describe("File or directory to search (default: the working directory)")),
-    glob: z.optional(z.string()).check(z.describe('Only search files matching this glob, e.g. "*.ts" or "src/**/*.go"')),
-    ignore_case: z.optional(z.boolean()).check(z.describe("Case-insensitive search (default false)")),
-  }),
-);
 
 /** How a match in a binary file named by `path` is reported (rg's words, without the offset). */
 const BINARY_NOTE = ": binary file matches";
@@ -40,7 +32,7 @@ function cutLine(text: string): string {
   return `${text.slice(0, MAX_COLUMNS)} [... omitted end of long line]`;
 }
 
-async function withRipgrep(rg: string, args: z.output<typeof input>, ctx: ToolContext, target?: string) {
+async function withRipgrep(rg: string, args: GrepInput, ctx: ToolContext, target?: string) {
   const rgArgs = [
     "--no-require-git",
     "--line-number",
@@ -116,7 +108,7 @@ function globSubject(cwd: string, root: string, abs: string): string {
   return rel.split(sep).join("/");
 }
 
-async function withJavaScript(args: z.output<typeof input>, ctx: ToolContext, root: string, isFile: boolean) {
+async function withJavaScript(args: GrepInput, ctx: ToolContext, root: string, isFile: boolean) {
   let re: RegExp;
   try {
     re = new RegExp(args.pattern, args.ignore_case ? "i" : "");
@@ -173,41 +165,27 @@ async function withJavaScript(args: z.output<typeof input>, ctx: ToolContext, ro
   return { lines, truncated };
 }
 
-/** Builds the `grep` tool; `ripgrep: false` forces the JavaScript search. */
-export function grepTool(opts: SearchToolOptions = {}) {
-  async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
-    try {
-      if (args.pattern === "") throw new ToolInputError("pattern is empty: give a regular expression");
-      const { abs: root, rel } = args.path ? resolvePath(ctx, args.path) : { abs: ctx.cwd, rel: "." };
-      const st = await stat(root).catch(() => undefined);
-      if (!st) throw new ToolInputError(`path not found: ${rel}`);
-      const target = root === ctx.cwd ? undefined : rel;
-      const result = await withSearchEngine(
-        opts.ripgrep,
-        ctx.notice,
-        (rg) => withRipgrep(rg, args, ctx, target),
-        () => withJavaScript(args, ctx, root, st.isFile()),
-      );
-      if (ctx.signal.aborted) throw new ToolInputError("grep interrupted");
-      if (result.lines.length === 0) return { content: `No matches for ${args.pattern}${args.path ? ` in ${rel}` : ""}` };
-      let text = result.lines.join("\n");
-      if (result.truncated) text += `\n\n[stopped at ${MAX_GREP_LINES} lines; narrow the pattern, path or glob]`;
-      text = capOutput(text, OUTPUT_CAP_BYTES - 500, "narrow the pattern, path or glob").text;
-      return { content: text };
-    } catch (err) {
-      return errorResult(err);
-    }
+/** Runs `grep` (see grep.ts); `opts.ripgrep: false` forces the JavaScript search. */
+export async function runGrep(args: GrepInput, ctx: ToolContext, opts: SearchToolOptions): Promise<ToolResult> {
+  try {
+    if (args.pattern === "") throw new ToolInputError("pattern is empty: give a regular expression");
+    const { abs: root, rel } = args.path ? resolvePath(ctx, args.path) : { abs: ctx.cwd, rel: "." };
+    const st = await stat(root).catch(() => undefined);
+    if (!st) throw new ToolInputError(`path not found: ${rel}`);
+    const target = root === ctx.cwd ? undefined : rel;
+    const result = await withSearchEngine(
+      opts.ripgrep,
+      ctx.notice,
+      (rg) => withRipgrep(rg, args, ctx, target),
+      () => withJavaScript(args, ctx, root, st.isFile()),
+    );
+    if (ctx.signal.aborted) throw new ToolInputError("grep interrupted");
+    if (result.lines.length === 0) return { content: `No matches for ${args.pattern}${args.path ? ` in ${rel}` : ""}` };
+    let text = result.lines.join("\n");
+    if (result.truncated) text += `\n\n[stopped at ${MAX_GREP_LINES} lines; narrow the pattern, path or glob]`;
+    text = capOutput(text, OUTPUT_CAP_BYTES - 500, "narrow the pattern, path or glob").text;
+    return { content: text };
+  } catch (err) {
+    return errorResult(err);
   }
-  return defineTool({
-    name: "grep",
-    description:
-      "Search file contents with a regular expression. Returns path:line:text, at most 50 matches per file and 500 lines. Honours .gitignore.",
-    input,
-    inputJsonSchema: INPUT_SCHEMAS.grep,
-    kind: "read",
-    subject: (i) => (i.path ? pathSubject(i.path) : undefined),
-    // the pattern is what was looked for; the path (default: the working directory) comes after
-    summary: (i) => searchSummary(i, ["glob"]),
-    run,
-  });
 }

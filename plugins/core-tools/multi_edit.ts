@@ -1,11 +1,11 @@
 /**
  * `multi_edit` (LARIK-REFERENCE §3): several `edit`-style replacements in one file, applied in
- * order, all or nothing, with one checkpoint and one write.
+ * order, all or nothing, with one checkpoint and one write. What it does is in edit-core.ts,
+ * loaded at the first call (see index.ts).
  */
 import * as z from "zod/mini";
 import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
-import { editFile, editProblem } from "./edit-core.js";
 import { pathSubject } from "./paths.js";
 
 const edit = lazySchema(() =>
@@ -34,6 +34,6 @@ export const multiEditTool = defineTool({
   kind: "write",
   subject: (i) => pathSubject(i.path),
   writePaths: (i) => [i.path],
-  precheck: (i, ctx) => editProblem(ctx, i.path, i.edits, true),
-  run: (i, ctx) => editFile(ctx, i.path, i.edits, true),
+  precheck: async (i, ctx) => (await import("./edit-core.js")).editProblem(ctx, i.path, i.edits, true),
+  run: async (i, ctx) => (await import("./edit-core.js")).editFile(ctx, i.path, i.edits, true),
 });

@@ -1,18 +1,16 @@
 /**
- * `read` (LARIK-REFERENCE §3): line-numbered text, images as images (checked whole first, see
- * kernel/kit/images.ts), binaries and directories refused; records the mtime for read-before-write freshness (§5).
+ * What `read` does (the tool itself is read.ts; this module loads at its first call):
+ * line-numbered text, images as images (checked whole first, see kernel/kit/images.ts), binaries
+ * and directories refused; records the mtime for read-before-write freshness (LARIK-REFERENCE §3, §5).
  */
 import { open, stat } from "node:fs/promises";
 import { extname } from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, defineTool, imageProblem, MAX_IMAGE_BYTES, sniffImageType, type FileTracker, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
-import { INPUT_SCHEMAS } from "./input-schemas.js";
+import { OUTPUT_CAP_BYTES, imageProblem, MAX_IMAGE_BYTES, sniffImageType, type FileTracker, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import { DEFAULT_READ_LIMIT, type ReadInput } from "./read.js";
 import { looksBinary } from "./fileio.js";
-import { ToolInputError, errorResult, pathSubject, resolvePath } from "./paths.js";
+import { ToolInputError, errorResult, resolvePath } from "./paths.js";
 
-/** Lines returned when `limit` is absent (§3). */
-const DEFAULT_READ_LIMIT = 2000;
 /** Characters kept of one line (§3). */
 const MAX_LINE_CHARS = 2000;
 /** Bytes of numbered text in one result; beyond it the result says where to continue. */
@@ -39,13 +37,6 @@ function memoOf(files: FileTracker): Map<string, ReadMemo> {
   return m;
 }
 
-const input = lazySchema(() =>
-  z.object({
-    path: z.string().check(z.describe("File to read, relative to the working directory or absolute")),
-    offset: z.optional(z.int().check(z.gte(1)).check(z.lte(100_000_000))).check(z.describe("First line to return, 1-based")),
-    limit: z.optional(z.int().check(z.gte(1)).check(z.lte(100_000_000))).check(z.describe(`Maximum number of lines (default ${DEFAULT_READ_LIMIT})`)),
-  }),
-);
 
 /**
  * Bytes of one line kept in memory: enough for {@link MAX_LINE_CHARS} UTF-16 units of any text
@@ -196,7 +187,8 @@ async function readLines(abs: string, offset: number, limit: number, signal: Abo
   }
 }
 
-async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+/** Runs `read` (see read.ts). */
+export async function runRead(args: ReadInput, ctx: ToolContext): Promise<ToolResult> {
   try {
     const { abs, rel } = resolvePath(ctx, args.path);
     let st;
@@ -284,15 +276,3 @@ async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<Tool
     return errorResult(err);
   }
 }
-
-/** The `read` tool. */
-export const readTool = defineTool({
-  name: "read",
-  description:
-    "Read a text file with line numbers (number, tab, text). Use offset and limit for large files. Images (png, jpg, gif, webp) are returned as images.",
-  input,
-  inputJsonSchema: INPUT_SCHEMAS.read,
-  kind: "read",
-  subject: (i) => pathSubject(i.path),
-  run,
-});

@@ -1,16 +1,12 @@
 /**
  * Background shells (`bash` with `run_in_background`, read with `bash_output`, stopped with
- * `kill_bash`), modelled on Claude Code's background shells: each gets an id `bg-N`, its output
+ * `kill_bash`; the tools are bash.ts and background.ts, and this module loads at the first call
+ * of one), modelled on Claude Code's background shells: each gets an id `bg-N`, its output
  * accumulates until read, and every shell still running is killed when the plugin is disposed
  * or the process exits.
  */
 import { StringDecoder } from "node:string_decoder";
-import * as z from "zod/mini";
-import { OUTPUT_CAP_BYTES, capOutput, defineTool, toSafeText, type ToolResult, lazySchema } from "../../kernel/index.js";
-import { INPUT_SCHEMAS } from "./input-schemas.js";
-
-const shellIdInput = lazySchema(() => z.object({ id: z.string().check(z.describe('Background shell id, e.g. "bg-1"')) }));
-import { pidsWithEnv } from "../../kernel/index.js";
+import { OUTPUT_CAP_BYTES, capOutput, pidsWithEnv, toSafeText, type ToolResult } from "../../kernel/index.js";
 import { KILL_GRACE_MS, RUN_MARKER, cleanOutput, killPid, newRunMarker, startShell, type ShellOptions, type ShellProcess } from "./shell.js";
 
 /** Unread bytes kept per shell; older unread output is dropped (the sidecar keeps it all). */
@@ -220,48 +216,28 @@ function unknownShell(shells: BackgroundShells, id: string): ToolResult {
   };
 }
 
-/** Builds `bash_output` over `shells`. */
-export function bashOutputTool(shells: BackgroundShells) {
-  return defineTool({
-    name: "bash_output",
-    description: "Get new output of a background shell started with bash run_in_background, and whether it is still running.",
-    input: shellIdInput,
-    inputJsonSchema: INPUT_SCHEMAS.bash_output,
-    kind: "read",
-    async run({ id }) {
-      const s = shells.get(id);
-      if (!s) return unknownShell(shells, id);
-      // Let output written right before exit arrive before reporting "exited".
-      if (s.status !== "running") await Promise.race([s.proc.closed, new Promise((r) => setTimeout(r, 100))]);
-      const { text, dropped } = shells.takeUnread(s);
-      let body = cleanOutput(toSafeText(text).text);
-      const hint = `full output: raw_output tool_call_id="${s.toolUseId}"`;
-      body = capOutput(body, OUTPUT_CAP_BYTES - 1_000, hint).text;
-      const parts = [statusLine(s)];
-      if (dropped) parts.push(`[${dropped} older unread bytes dropped; ${hint}]`);
-      parts.push(body ? body : "(no new output)");
-      return { content: parts.join("\n") };
-    },
-  });
+/** Runs `bash_output` (see background.ts): the shell's new output and whether it still runs. */
+export async function runBashOutput(shells: BackgroundShells, id: string): Promise<ToolResult> {
+  const s = shells.get(id);
+  if (!s) return unknownShell(shells, id);
+  // Let output written right before exit arrive before reporting "exited".
+  if (s.status !== "running") await Promise.race([s.proc.closed, new Promise((r) => setTimeout(r, 100))]);
+  const { text, dropped } = shells.takeUnread(s);
+  let body = cleanOutput(toSafeText(text).text);
+  const hint = `full output: raw_output tool_call_id="${s.toolUseId}"`;
+  body = capOutput(body, OUTPUT_CAP_BYTES - 1_000, hint).text;
+  const parts = [statusLine(s)];
+  if (dropped) parts.push(`[${dropped} older unread bytes dropped; ${hint}]`);
+  parts.push(body ? body : "(no new output)");
+  return { content: parts.join("\n") };
 }
 
-/** Builds `kill_bash` over `shells`. */
-export function killBashTool(shells: BackgroundShells) {
-  return defineTool({
-    name: "kill_bash",
-    description: "Stop a background shell (and its child processes) started with bash run_in_background.",
-    input: shellIdInput,
-    inputJsonSchema: INPUT_SCHEMAS.kill_bash,
-    // It only stops a process the agent itself started, but it still changes something.
-    kind: "other",
-    subject: ({ id }) => id,
-    async run({ id }) {
-      const s = shells.get(id);
-      if (!s) return unknownShell(shells, id);
-      if (s.status !== "running") return { content: `${id} is not running (${statusLine(s)})` };
-      await s.proc.kill();
-      s.status = "killed";
-      return { content: `${id} killed` };
-    },
-  });
+/** Runs `kill_bash` (see background.ts). */
+export async function runKillBash(shells: BackgroundShells, id: string): Promise<ToolResult> {
+  const s = shells.get(id);
+  if (!s) return unknownShell(shells, id);
+  if (s.status !== "running") return { content: `${id} is not running (${statusLine(s)})` };
+  await s.proc.kill();
+  s.status = "killed";
+  return { content: `${id} killed` };
 }

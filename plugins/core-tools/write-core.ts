@@ -1,24 +1,20 @@
 /**
- * `write` (LARIK-REFERENCE §3): create or overwrite a file inside the project. An existing file
- * must have been read and be unchanged since (§5); the checkpoint comes first (§8).
+ * What `write` and `write_files` do (the tools are write.ts and write_files.ts; this module loads
+ * at the first call): an existing file must have been read and be unchanged since
+ * (LARIK-REFERENCE §5); the checkpoint comes first (§8).
  */
 import { readFile } from "node:fs/promises";
-import * as z from "zod/mini";
-import { defineTool, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
-import { INPUT_SCHEMAS } from "./input-schemas.js";
+import { resolve } from "node:path";
+import { expandHome, type ToolCheckContext, type ToolContext, type ToolResult } from "../../kernel/index.js";
+import type { WriteInput } from "./write.js";
+import type { WriteFilesInput } from "./write_files.js";
 import { miniDiff } from "./diff.js";
 import { commitWrite, countLines, prepareWrite, type WriteTarget } from "./fileio.js";
-import { errorResult, pathSubject } from "./paths.js";
+import { errorResult } from "./paths.js";
 
-const input = lazySchema(() =>
-  z.object({
-    path: z.string().check(z.describe("File to write, relative to the working directory or absolute")),
-    content: z.string().check(z.describe("The complete new content of the file")),
-  }),
-);
 
 /**
- * Writes one prepared target and describes it. Shared with `write_files`.
+ * Writes one prepared target and describes it. Shared by both tools.
  * @throws ToolInputError when the checkpoint or the write fails.
  */
 export async function writeOne(ctx: ToolContext, target: WriteTarget, content: string): Promise<{ summary: string; display: unknown }> {
@@ -37,7 +33,8 @@ export async function writeOne(ctx: ToolContext, target: WriteTarget, content: s
   return { summary, display };
 }
 
-async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
+/** Runs `write` (see write.ts). */
+export async function runWrite(args: WriteInput, ctx: ToolContext): Promise<ToolResult> {
   try {
     const target = await prepareWrite(ctx, args.path);
     const { summary, display } = await writeOne(ctx, target, args.content);
@@ -47,24 +44,52 @@ async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<Tool
   }
 }
 
-/** The `write` tool. */
-export const writeTool = defineTool({
-  name: "write",
-  description:
-    "Create or overwrite a file with the given content. An existing file must be read first. Prefer edit for changes to existing files.",
-  input,
-  inputJsonSchema: INPUT_SCHEMAS.write,
-  kind: "write",
-  subject: (i) => pathSubject(i.path),
-  writePaths: (i) => [i.path],
-  // an overwrite of a file not read (or changed since) would be refused after the user said yes
-  precheck: async (i, ctx) => {
-    try {
-      await prepareWrite(ctx, i.path);
-      return undefined;
-    } catch (err) {
-      return errorResult(err).content;
+/** `write`'s check before the user is asked: the text of the error the write would end in, if any. */
+export async function writeProblem(args: WriteInput, ctx: ToolCheckContext): Promise<string | undefined> {
+  try {
+    await prepareWrite(ctx, args.path);
+    return undefined;
+  } catch (err) {
+    return errorResult(err).content;
+  }
+}
+
+/** Runs `write_files` (see write_files.ts): every path is checked before anything is written. */
+export async function runWriteFiles(args: WriteFilesInput, ctx: ToolContext): Promise<ToolResult> {
+  const seen = new Map<string, string>();
+  for (const f of args.files) {
+    const abs = resolve(ctx.cwd, expandHome(f.path));
+    const prev = seen.get(abs);
+    if (prev !== undefined) {
+      return { content: `duplicate path: ${f.path} and ${prev} are the same file; give each file once. Nothing was written.`, is_error: true };
     }
-  },
-  run,
-});
+    seen.set(abs, f.path);
+  }
+  const targets: WriteTarget[] = [];
+  for (const f of args.files) {
+    try {
+      targets.push(await prepareWrite(ctx, f.path));
+    } catch (err) {
+      return { content: `${(err as Error).message}. Nothing was written.`, is_error: true };
+    }
+  }
+  const written: string[] = [];
+  const displays: unknown[] = [];
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i]!;
+    try {
+      const { summary, display } = await writeOne(ctx, t, args.files[i]!.content);
+      written.push(summary);
+      displays.push(display);
+    } catch (err) {
+      const rest = targets.slice(i + 1).map((x) => x.rel);
+      const lines = [
+        `Stopped at ${t.rel}: ${(err as Error).message}`,
+        written.length ? `Already written:\n${written.map((w) => `- ${w}`).join("\n")}` : "Nothing was written.",
+      ];
+      if (rest.length) lines.push(`Not written: ${rest.join(", ")}`);
+      return { content: lines.join("\n"), is_error: true, display: { type: "diffs", files: displays } };
+    }
+  }
+  return { content: written.join("\n"), display: { type: "diffs", files: displays } };
+}

@@ -1,14 +1,12 @@
 /**
  * `write_files` (LARIK-REFERENCE §3): 2–16 files with the same checks as `write` each. Every path
  * is checked before anything is written; a failure while writing stops the batch and the result
- * names what was already written. Per-file permission checks come from `writePaths`.
+ * names what was already written. Per-file permission checks come from `writePaths`. What it does
+ * is in write-core.ts, loaded at the first call (see index.ts).
  */
-import { resolve } from "node:path";
 import * as z from "zod/mini";
-import { defineTool, expandHome, type ToolContext, type ToolResult, lazySchema } from "../../kernel/index.js";
+import { defineTool, lazySchema } from "../../kernel/index.js";
 import { INPUT_SCHEMAS } from "./input-schemas.js";
-import { prepareWrite, type WriteTarget } from "./fileio.js";
-import { writeOne } from "./write.js";
 
 const input = lazySchema(() =>
   z.object({
@@ -21,44 +19,8 @@ const input = lazySchema(() =>
   }),
 );
 
-async function run(args: z.output<typeof input>, ctx: ToolContext): Promise<ToolResult> {
-  const seen = new Map<string, string>();
-  for (const f of args.files) {
-    const abs = resolve(ctx.cwd, expandHome(f.path));
-    const prev = seen.get(abs);
-    if (prev !== undefined) {
-      return { content: `duplicate path: ${f.path} and ${prev} are the same file; give each file once. Nothing was written.`, is_error: true };
-    }
-    seen.set(abs, f.path);
-  }
-  const targets: WriteTarget[] = [];
-  for (const f of args.files) {
-    try {
-      targets.push(await prepareWrite(ctx, f.path));
-    } catch (err) {
-      return { content: `${(err as Error).message}. Nothing was written.`, is_error: true };
-    }
-  }
-  const written: string[] = [];
-  const displays: unknown[] = [];
-  for (let i = 0; i < targets.length; i++) {
-    const t = targets[i]!;
-    try {
-      const { summary, display } = await writeOne(ctx, t, args.files[i]!.content);
-      written.push(summary);
-      displays.push(display);
-    } catch (err) {
-      const rest = targets.slice(i + 1).map((x) => x.rel);
-      const lines = [
-        `Stopped at ${t.rel}: ${(err as Error).message}`,
-        written.length ? `Already written:\n${written.map((w) => `- ${w}`).join("\n")}` : "Nothing was written.",
-      ];
-      if (rest.length) lines.push(`Not written: ${rest.join(", ")}`);
-      return { content: lines.join("\n"), is_error: true, display: { type: "diffs", files: displays } };
-    }
-  }
-  return { content: written.join("\n"), display: { type: "diffs", files: displays } };
-}
+/** `write_files`'s arguments, validated. */
+export type WriteFilesInput = z.output<typeof input>;
 
 /** The `write_files` tool. */
 export const writeFilesTool = defineTool({
@@ -74,5 +36,5 @@ export const writeFilesTool = defineTool({
     const files = (i as { files?: unknown } | undefined)?.files;
     return Array.isArray(files) ? files.map((f) => (typeof f?.path === "string" ? f.path : "?")).join(", ") : undefined;
   },
-  run,
+  run: async (i, ctx) => (await import("./write-core.js")).runWriteFiles(i, ctx),
 });
