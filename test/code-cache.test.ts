@@ -298,8 +298,10 @@ describe("the built launcher and headless bundle", () => {
     const start = sources("headless.cjs");
     const lazy = sources("headless-lazy.cjs");
     // what a -p run of the main job imports before its first request stays in the start file
-    for (const m of ["headless/run.ts", "sessions-jsonl/store.ts", "openai-compatible/provider.ts", "anthropic/provider.ts"]) expect(start).toContain(`../plugins/${m}`);
-    for (const m of ["mcp/live.ts", "hooks/engine.ts", "gemini/provider.ts", "openai/provider.ts", "skills/render.ts", "commands/init.ts"]) {
+    for (const m of ["headless/run.ts", "sessions-jsonl/store.ts", "openai-compatible/provider.ts", "anthropic/provider.ts", "core-tools/read.ts", "core-tools/bash.ts"]) expect(start).toContain(`../plugins/${m}`);
+    // and so does the core tools' work: each tool's module holds only what the model sees
+    const toolWork = ["read-core.ts", "write-core.ts", "edit-core.ts", "glob-core.ts", "grep-core.ts", "bash-core.ts", "shells.ts", "shell.ts", "walk.ts", "fileio.ts"].map((f) => `core-tools/${f}`);
+    for (const m of ["mcp/live.ts", "hooks/engine.ts", "gemini/provider.ts", "openai/provider.ts", "skills/render.ts", "commands/init.ts", ...toolWork]) {
       expect(lazy).toContain(`../plugins/${m}`);
       expect(start).not.toContain(`../plugins/${m}`);
     }
