@@ -16,6 +16,12 @@ export type ShellsSource = () => BackgroundShells | Promise<BackgroundShells>;
 
 const shellIdInput = lazySchema(() => z.object({ id: z.string().check(z.describe('Background shell id, e.g. "bg-1"')) }));
 
+/** The tool line's argument: the shell's id (`→ bash_output bg-1`), not its JSON. */
+function shellIdSummary(input: unknown): string | undefined {
+  const id = (input as { id?: unknown } | undefined)?.id;
+  return typeof id === "string" ? id : undefined;
+}
+
 /** Builds `bash_output` over `shells`. */
 export function bashOutputTool(shells: ShellsSource) {
   return defineTool({
@@ -24,6 +30,7 @@ export function bashOutputTool(shells: ShellsSource) {
     input: shellIdInput,
     inputJsonSchema: INPUT_SCHEMAS.bash_output,
     kind: "read",
+    summary: shellIdSummary,
     run: async ({ id }) => (await import("./shells.js")).runBashOutput(await shells(), id),
   });
 }
@@ -38,6 +45,7 @@ export function killBashTool(shells: ShellsSource) {
     // It only stops a process the agent itself started, but it still changes something.
     kind: "other",
     subject: ({ id }) => id,
+    summary: shellIdSummary,
     run: async ({ id }) => (await import("./shells.js")).runKillBash(await shells(), id),
   });
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Sandbox } from "../../kernel/index.js";
+import { toolInputSummary, type Sandbox } from "../../kernel/index.js";
 import { bashOutputTool, killBashTool } from "./background.js";
 import { BackgroundShells } from "./shells.js";
 import { bashTool } from "./bash.js";
@@ -316,6 +316,11 @@ describe("bash", () => {
 describe("background shells", () => {
   const output = bashOutputTool(() => shells);
   const kill = killBashTool(() => shells);
+
+  it("show the shell's id on a front end's tool line, not its JSON", () => {
+    expect(toolInputSummary(output, { id: "bg-1" })).toBe("bg-1");
+    expect(toolInputSummary(kill, { id: "bg-2" })).toBe("bg-2");
+  });
 
   it("returns an id at once, streams new output, and kill_bash stops the group", async () => {
     const pidFile = join(root, "bg.pid");
