@@ -236,7 +236,8 @@ describe("write_files", () => {
   it("needs 2 to 16 files", async () => {
     const r = await call(writeFilesTool, { files: [{ path: "a", content: "" }] }, makeContext(root));
     expect(r.is_error).toBe(true);
-    expect(r.content).toMatch(/^INVALID_ARGUMENTS: write_files: files/);
+    // a model that meant `write` is told so
+    expect(r.content).toMatch(/^INVALID_ARGUMENTS: write_files: files: give 2 to 16 files; write writes one\. /);
     expect(writeFilesTool.writePaths!({ files: [{ path: "a", content: "" }, { path: "b/c", content: "" }] })).toEqual(["a", "b/c"]);
   });
 });
