@@ -237,7 +237,7 @@ describe("write_files", () => {
     const r = await call(writeFilesTool, { files: [{ path: "a", content: "" }] }, makeContext(root));
     expect(r.is_error).toBe(true);
     // a model that meant `write` is told so
-    expect(r.content).toMatch(/^INVALID_ARGUMENTS: write_files: files: give 2 to 16 files; write writes one\. /);
+    expect(r.content).toMatch(/^INVALID_ARGUMENTS: write_files: files: give 2 to 16 files; to write one file, use write\. /);
     expect(writeFilesTool.writePaths!({ files: [{ path: "a", content: "" }, { path: "b/c", content: "" }] })).toEqual(["a", "b/c"]);
   });
 });

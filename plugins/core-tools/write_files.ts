@@ -15,7 +15,7 @@ const input = lazySchema(() =>
           path: z.string().check(z.describe("File to write, relative to the working directory or absolute")),
           content: z.string().check(z.describe("The complete new content of the file")),
         }),
-      ).check(z.minLength(2, { error: "give 2 to 16 files; write writes one" })).check(z.maxLength(16)).check(z.describe("Files to create or overwrite (2 to 16, distinct paths)")),
+      ).check(z.minLength(2, { error: "give 2 to 16 files; to write one file, use write" })).check(z.maxLength(16)).check(z.describe("Files to create or overwrite (2 to 16, distinct paths)")),
   }),
 );
 
