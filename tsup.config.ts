@@ -212,13 +212,14 @@ const kernelModuleOnDemand: Plugin = {
 
 /**
  * For the headless bundle only: the interactive TUI and `larik serve` are never started by a
- * `-p` run, so the modules they load on demand are replaced by one that says so. This keeps Ink
- * (whose module graph has a top-level await, which CommonJS cannot require) and h3 out of it.
+ * `-p` run, so the modules they load on demand (the TUI's app and its session opening, the
+ * server) are replaced by one that says so. This keeps Ink (whose module graph has a top-level
+ * await, which CommonJS cannot require) and h3 out of it.
  */
 const frontEndsLeftOut: Plugin = {
   name: "front-ends-left-out",
   setup(build) {
-    build.onResolve({ filter: /^\.\/(run|serve)\.js$/ }, (args) =>
+    build.onResolve({ filter: /^\.\/(run|serve|session-open)\.js$/ }, (args) =>
       /plugins[\\/](tui|server)[\\/]index\.ts$/.test(args.importer) ? { path: args.path, namespace: "left-out" } : undefined,
     );
     build.onLoad({ filter: /.*/, namespace: "left-out" }, () => ({

@@ -305,6 +305,11 @@ describe("the built launcher and headless bundle", () => {
       expect(lazy).toContain(`../plugins/${m}`);
       expect(start).not.toContain(`../plugins/${m}`);
     }
+    // nor in either file: what the front ends that -p never starts load when they run
+    for (const m of ["tui/run.ts", "tui/session-open.ts", "tui/history.ts", "server/serve.ts"]) {
+      expect(start).not.toContain(`../plugins/${m}`);
+      expect(lazy).not.toContain(`../plugins/${m}`);
+    }
     // one instance of each module: the lazy file takes the kernel, zod and the rest from the start file
     expect([...lazy].filter((x) => start.has(x))).toEqual([]);
     expect([...lazy].filter((x) => !x.startsWith("../plugins/") && x !== "../cli/headless-lazy.ts")).toEqual([]);

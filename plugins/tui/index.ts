@@ -4,7 +4,6 @@
  * when the run starts, while the session opens.
  */
 import { definePlugin } from "../../kernel/index.js";
-import { needsSetup, openSession, showNoticesBeforeFailure } from "./session-open.js";
 
 const noop = () => undefined;
 
@@ -22,6 +21,8 @@ export default definePlugin({
         // runTui erases this line before the first frame.
         if (tty) process.stdout.write("\x1b[2mlarik: starting…\x1b[22m");
         const ui = import("./run.js");
+        // imported here, not at the top: a `larik -p` start would load it (and the prompt history) for nothing
+        const { needsSetup, openSession, showNoticesBeforeFailure } = await import("./session-open.js");
         // the session opens meanwhile: a bad --resume id or a missing key is said as soon as
         // it is known, not once the UI has loaded (first-run setup needs the UI to ask)
         const opening = tty && !needsSetup(host, args) ? openSession(host, args) : undefined;
