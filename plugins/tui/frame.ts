@@ -7,10 +7,10 @@
  *   timers at all.
  * - {@link hardWrap} (the composer) and {@link tailRows} (a reply or its thinking as it streams)
  *   make the live region's height exact: text is wrapped here (ANSI-aware, by terminal cell
- *   width) and rendered without further wrapping, so the
- *   region can be kept below the screen height. Ink 6.8 clears the screen and reprints the
- *   whole transcript once its output reaches the terminal height; keeping the live region
- *   shorter than the screen is what keeps finished output from being redrawn.
+ *   width) and rendered without further wrapping, so the region can be kept below the screen
+ *   height. Ink 6.8 clears the screen and reprints the whole transcript once its output reaches
+ *   the terminal height; keeping the live region shorter than the screen is what keeps finished
+ *   output from being redrawn.
  * - Synchronized output: Ink 6.8 already brackets each frame with `CSI ? 2026 h` / `l` when
  *   stdout is a TTY outside CI (`ink/build/write-synchronized.js`); {@link syncOutput} wraps
  *   the few writes the TUI makes outside Ink (the exit line, OSC 52) the same way.

@@ -34,8 +34,6 @@ export interface TuiIo {
 const PASTE_ON = "\x1b[?2004h";
 const PASTE_OFF = "\x1b[?2004l";
 
-export { needsSetup };
-
 /**
  * Runs the TUI until the user quits; resolves to the exit status (0, or 2 when setup was
  * aborted).

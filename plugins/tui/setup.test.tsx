@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { render } from "ink-testing-library";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { definePlugin, Host, resolveModel, type ProviderFactory } from "../../kernel/index.js";
-import { needsSetup } from "./run.js";
+import { needsSetup } from "./session-open.js";
 import { Setup } from "./setup.js";
 import { detectCandidates, listModels, saveChoice } from "./setup-detect.js";
 import { KEY, plain, tempProject, waitFor } from "./test-kit.js";

@@ -77,11 +77,7 @@ export function Setup({ host, onDone, detect }: SetupProps) {
     done.then(finish).catch((err: unknown) => setStep({ type: "manual", candidate: c, text: model, error: errorText(err) }));
   };
 
-  const filtered = useMemo(() => {
-    if (step.type !== "models") return [];
-    const f = step.filter.toLowerCase();
-    return step.models.filter((m) => m.toLowerCase().includes(f));
-  }, [step]);
+  const filtered = useMemo(() => (step.type === "models" ? matchingModels(step.models, step.filter) : []), [step]);
   // Ink re-subscribes a new handler only after the frame is painted; keys arriving in between
   // reach the previous handler, so it reads the latest state through a ref
   const latest = useRef({ step, filtered });
@@ -116,8 +112,7 @@ export function Setup({ host, onDone, detect }: SetupProps) {
           else if (enter) {
             const filter = step.filter + (typedThenEnter ?? "");
             // text that came with the Enter filters first, which selects the first match
-            const f = filter.toLowerCase();
-            const m = typedThenEnter ? step.models.find((x) => x.toLowerCase().includes(f)) : filtered[step.selected];
+            const m = typedThenEnter ? matchingModels(step.models, filter)[0] : filtered[step.selected];
             if (m) save(step.candidate, m);
             else setStep({ type: "manual", candidate: step.candidate, text: filter });
           } else if (key.backspace || key.delete) setStep({ ...step, filter: step.filter.slice(0, -1), selected: 0 });
@@ -198,6 +193,12 @@ export function Setup({ host, onDone, detect }: SetupProps) {
       {step.type === "saving" ? <Text dimColor>{`Saving ${step.spec}…`}</Text> : null}
     </Box>
   );
+}
+
+/** The models whose id contains `filter`, ignoring case, in their order. */
+function matchingModels(models: string[], filter: string): string[] {
+  const f = filter.toLowerCase();
+  return models.filter((m) => m.toLowerCase().includes(f));
 }
 
 async function saveManual(host: Host, spec: string): Promise<string> {
